@@ -1,0 +1,72 @@
+#include "backends/cpu/cpu_device.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/cpu_features.h"
+#include "backends/cpu/cpu_stream.h"
+#include "cpu_ref/kernels.h"
+#include "hal/error.h"
+
+namespace hal::cpu {
+
+CpuDevice::CpuDevice() {
+  info_.name = "cpu";
+  info_.backend = "cpu";
+  info_.index = 0;
+  const CpuFeatures& f = cpu_features();
+  info_.model = f.brand;
+  info_.arch = f.arch_string();
+  info_.compute_units = f.hardware_threads;
+  info_.memory_bytes = f.memory_bytes;
+  info_.warp_size = 1;
+  info_.l2_bytes = f.l2_bytes;
+  info_.features = f.feature_list();
+}
+
+void* CpuDevice::allocate(std::size_t bytes) {
+  constexpr std::size_t kAlign = 256;
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded);
+  if (!p) throw Error(ErrorCode::out_of_memory, fmt::format("cpu: allocation of {} bytes failed", bytes));
+  return p;
+}
+
+void CpuDevice::deallocate(void* ptr) noexcept { std::free(ptr); }
+
+std::unique_ptr<StreamImpl> CpuDevice::create_stream() { return std::make_unique<CpuStream>(); }
+std::unique_ptr<EventImpl> CpuDevice::create_event() { return std::make_unique<CpuEvent>(); }
+
+Support CpuDevice::supports(const OpCall&) const { return {}; }
+
+void CpuDevice::execute(StreamImpl&, const OpCall& call) {
+  struct Run {
+    void operator()(const GemmCall& c) const { cpu_ref::gemm(c); }
+    void operator()(const BinaryCall& c) const { cpu_ref::binary(c); }
+    void operator()(const UnaryCall& c) const { cpu_ref::unary(c); }
+    void operator()(const SwigluCall& c) const { cpu_ref::swiglu(c); }
+    void operator()(const ReduceCall& c) const { cpu_ref::reduce(c); }
+    void operator()(const SoftmaxCall& c) const { cpu_ref::softmax(c); }
+    void operator()(const NormCall& c) const { cpu_ref::norm(c); }
+    void operator()(const RopeCall& c) const { cpu_ref::rope(c); }
+    void operator()(const CastCall& c) const { cpu_ref::cast(c); }
+    void operator()(const EmbeddingCall& c) const { cpu_ref::embedding(c); }
+    void operator()(const AttentionCall& c) const { cpu_ref::attention(c); }
+    void operator()(const CopyCall& c) const { cpu_ref::copy(c); }
+    void operator()(const FillRandomCall& c) const { cpu_ref::fill_random(c); }
+  };
+  std::visit(Run{}, call);
+}
+
+BackendProbe probe() {
+  BackendProbe p;
+  p.status.name = "cpu";
+  p.status.available = true;
+  p.devices.push_back(std::make_unique<CpuDevice>());
+  return p;
+}
+
+}  // namespace hal::cpu

@@ -1,0 +1,30 @@
+#pragma once
+// CPU streams run each command to completion before returning, which keeps
+// them in order; events record the steady clock.
+#include <chrono>
+
+#include "hal/device.h"
+
+namespace hal::cpu {
+
+class CpuEvent final : public EventImpl {
+ public:
+  void synchronize() override {}
+  double elapsed_ms(const EventImpl& start) const override;
+  void stamp() { time_ = std::chrono::steady_clock::now(); recorded_ = true; }
+
+ private:
+  std::chrono::steady_clock::time_point time_{};
+  bool recorded_ = false;
+};
+
+class CpuStream final : public StreamImpl {
+ public:
+  void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) override;
+  void memset(void* dst, int value, std::size_t bytes) override;
+  void synchronize() override {}
+  void record(EventImpl& event) override;
+  void wait(EventImpl&) override {}
+};
+
+}  // namespace hal::cpu

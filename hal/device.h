@@ -1,0 +1,93 @@
+#pragma once
+// hal::Device: one execution device (the CPU, a CUDA GPU, a HIP GPU).
+//
+// This is also the backend interface: each backend implements Device once.
+// Devices are owned by the registry (hal/registry.h) and live until the
+// process exits; user code holds references or pointers to them.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hal/op.h"
+
+namespace hal {
+
+struct DeviceInfo {
+  std::string name;          // "cpu", "cuda:0", "hip:1"
+  std::string backend;       // "cpu", "cuda", "hip"
+  int index = 0;             // ordinal within the backend
+  std::string model;         // "NVIDIA H200", "AMD Instinct MI300X", CPU brand string
+  std::string arch;          // "x86-64+avx512f", "sm_90", "gfx942:sramecc+:xnack-"
+  int compute_units = 0;     // SMs, CUs, or hardware threads
+  std::uint64_t memory_bytes = 0;
+  int warp_size = 1;         // 32 on NVIDIA, 64 on CDNA, 1 on the CPU
+  std::uint64_t l2_bytes = 0;
+  int clock_mhz = 0;
+  double peak_fp32_tflops = 0;   // nominal, from clocks and units; 0 if unknown
+  double peak_bf16_tflops = 0;
+  double peak_bandwidth_gbps = 0;
+  std::vector<std::string> features;  // "avx512f", "wgmma", "tma", "mfma", ...
+};
+
+// Answer of Device::supports(): whether an op call can run, and if not why.
+struct Support {
+  bool ok = true;
+  std::string reason;  // "cuda: f8e4m3 softmax not implemented", empty when ok
+};
+
+enum class CopyKind { host_to_device, device_to_host, device_to_device };
+
+class StreamImpl;
+class EventImpl;
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  virtual const DeviceInfo& info() const = 0;
+  const std::string& name() const { return info().name; }
+  // True when data of this device is directly addressable by the host.
+  virtual bool host_accessible() const { return false; }
+
+  // Memory. allocate() returns 256-byte-aligned memory or throws
+  // out_of_memory; allocate(0) returns a valid unique pointer.
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* ptr) noexcept = 0;
+
+  virtual std::unique_ptr<StreamImpl> create_stream() = 0;
+  virtual std::unique_ptr<EventImpl> create_event() = 0;
+
+  // Ops. `call` has already been validated by ops/ (shapes, dtypes, devices);
+  // the default supports() accepts everything. execute() queues the op on
+  // `stream` (created by this device) or throws unsupported / device_error.
+  virtual Support supports(const OpCall& call) const;
+  virtual void execute(StreamImpl& stream, const OpCall& call) = 0;
+
+ protected:
+  Device() = default;
+};
+
+// Backend-private stream and event implementations.
+class StreamImpl {
+ public:
+  virtual ~StreamImpl() = default;
+  virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) = 0;
+  virtual void memset(void* dst, int value, std::size_t bytes) = 0;
+  virtual void synchronize() = 0;
+  virtual void record(EventImpl& event) = 0;
+  virtual void wait(EventImpl& event) = 0;  // later work on this stream waits for event
+};
+
+class EventImpl {
+ public:
+  virtual ~EventImpl() = default;
+  virtual void synchronize() = 0;
+  // Milliseconds between two recorded events of the same device.
+  virtual double elapsed_ms(const EventImpl& start) const = 0;
+};
+
+}  // namespace hal

@@ -1,0 +1,67 @@
+#pragma once
+// Element types and exact host conversions between them.
+//
+// Conversions to narrower floating types round to nearest, ties to even, keep
+// NaN (quiet) and the sign of zero. f16/bf16/f8e5m2 overflow to infinity as
+// IEEE says; the fp8 formats used for inference saturate instead: f8e4m3 (OCP
+// "e4m3fn", no infinity, max 448) and f8e5m2 conversions here saturate finite
+// values to the largest finite value (+-448, +-57344), as the accuracy contract
+// specifies, while +-Inf input maps to NaN for e4m3 (it has no Inf) and to
+// +-Inf for e5m2.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace hal {
+
+enum class DType : std::uint8_t {
+  f32,
+  f16,
+  bf16,
+  f8e4m3,   // OCP e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa; max 448; no Inf
+  f8e5m2,   // OCP e5m2: 1 sign, 5 exponent (bias 15), 2 mantissa; max 57344
+  i8,
+  i32,
+  i64,
+  boolean,  // one byte, 0 or 1
+  f64,      // used by the CPU backend and the fp64 oracle; GPU backends decline it
+};
+
+inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16,  DType::bf16, DType::f8e4m3, DType::f8e5m2,
+                                       DType::i8,  DType::i32,  DType::i64,  DType::boolean, DType::f64};
+
+std::size_t dtype_size(DType t);           // bytes per element
+std::string_view dtype_name(DType t);      // "f32", "bf16", "f8e4m3", "bool", ...
+std::optional<DType> parse_dtype(std::string_view name);  // accepts the names above
+bool is_floating(DType t);                 // f32 f16 bf16 f8e4m3 f8e5m2 f64
+bool is_fp8(DType t);
+bool is_integer(DType t);                  // i8 i32 i64 (not bool)
+double dtype_max_finite(DType t);          // largest finite value of a floating type
+double dtype_epsilon(DType t);             // unit roundoff u = 2^-(mantissa bits + 1)
+
+// Bit-exact scalar conversions.
+float f16_to_f32(std::uint16_t bits);
+std::uint16_t f32_to_f16(float v);
+float bf16_to_f32(std::uint16_t bits);
+std::uint16_t f32_to_bf16(float v);
+float f8e4m3_to_f32(std::uint8_t bits);
+std::uint8_t f32_to_f8e4m3(float v);       // saturating
+float f8e5m2_to_f32(std::uint8_t bits);
+std::uint8_t f32_to_f8e5m2(float v);       // saturating for finite values
+
+// Rounds a double to float with round-to-odd. Converting that float on to a
+// 16- or 8-bit type (RNE) gives the correctly rounded result of the double, so
+// fp64 results are rounded once, not twice.
+float f64_to_f32_round_odd(double v);
+
+// Element access for reference code: reads element `index` of a contiguous
+// array of type `t` as double / writes a double into it, rounding once to `t`
+// (RNE; integers round to nearest and saturate; bool is v != 0).
+double load_element(const void* base, DType t, std::int64_t index);
+void store_element(void* base, DType t, std::int64_t index, double v);
+// Same for float: fp32 compute paths use these to avoid a double round trip.
+float load_element_f32(const void* base, DType t, std::int64_t index);
+void store_element_f32(void* base, DType t, std::int64_t index, float v);
+
+}  // namespace hal

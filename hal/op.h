@@ -1,0 +1,140 @@
+#pragma once
+// The op calls a backend executes: plain data (tensor views and attributes),
+// built and validated by ops/ and handed to Device::execute().
+//
+// Semantics shared by every op: inputs of 16- and 8-bit dtypes are widened,
+// arithmetic is done in fp32 (fp64 for f64 tensors on the CPU), and each
+// output element is rounded once to its dtype (round to nearest even; fp8
+// saturating). Outputs never alias inputs except gemm's C (read for beta).
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <variant>
+
+#include "hal/tensor.h"
+
+namespace hal {
+
+enum class Activation { none, relu, gelu_tanh, silu };
+enum class BinaryKind { add, sub, mul, div, maximum, minimum };
+enum class UnaryKind { neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, gelu, gelu_tanh, silu };
+enum class ReduceKind { sum, mean, max, min, argmax };
+enum class RopeStyle { neox, gptj };  // neox: pairs (i, i + rotary_dim/2); gptj: pairs (2i, 2i+1)
+enum class RandomDistribution { uniform, normal };
+
+// C = act(alpha * op(A) @ op(B) + beta * C + bias)
+// A: [M, K] ([K, M] when trans_a), optionally with a leading batch dim; same for
+// B: [K, N] ([N, K] when trans_b). C: [M, N] or [batch, M, N]. A batch stride of
+// 0 broadcasts that operand over the batch. bias: [N], same dtype as C.
+struct GemmCall {
+  Tensor a, b, c;
+  std::optional<Tensor> bias;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.0f, beta = 0.0f;
+  Activation activation = Activation::none;
+};
+
+// y = a (op) b with NumPy broadcasting; a, b, y share one dtype; y has the
+// broadcast shape (a, b are passed with their own shapes and strides).
+struct BinaryCall {
+  BinaryKind kind;
+  Tensor a, b, y;
+};
+
+struct UnaryCall {
+  UnaryKind kind;
+  Tensor x, y;
+};
+
+// y = silu(gate) * up
+struct SwigluCall {
+  Tensor gate, up, y;
+};
+
+// Reduces `axis` of x. y's shape is x's without that axis (or with it set to 1
+// when keepdim). argmax writes i64 indices (first maximum; NaN counts as max).
+struct ReduceCall {
+  ReduceKind kind;
+  Tensor x, y;
+  int axis = -1;  // normalised (>= 0) by ops/
+  bool keepdim = false;
+};
+
+// Over the last axis: y = softmax(scale * x + mask) (or log_softmax). With
+// causal, x is [..., Lq, Lk] and key j is masked for query i when
+// j > i + (Lk - Lq). A fully masked row gives zeros (softmax) / -inf (log).
+struct SoftmaxCall {
+  Tensor x, y;
+  float scale = 1.0f;
+  bool causal = false;
+  bool log = false;
+};
+
+// Over the last axis. layernorm: (x - mean) / sqrt(var + eps) * weight + bias.
+// rmsnorm: x / sqrt(mean(x^2) + eps) * weight. weight/bias: [D], x's dtype.
+struct NormCall {
+  Tensor x, weight;
+  std::optional<Tensor> bias;  // layernorm only
+  Tensor y;
+  float eps = 1e-5f;
+  bool rms = false;
+};
+
+// x, y: [batch, seq, heads, head_dim]; positions: i32 [batch, seq] or [seq].
+// Rotates the first rotary_dim channels by angle pos * theta^(-2i/rotary_dim).
+struct RopeCall {
+  Tensor x, positions, y;
+  float theta = 10000.0f;
+  RopeStyle style = RopeStyle::neox;
+  int rotary_dim = 0;  // normalised by ops/ (0 -> head_dim)
+};
+
+// y = convert(x * scale); any float dtype to any float dtype.
+struct CastCall {
+  Tensor x, y;
+  float scale = 1.0f;
+};
+
+// y[i, :] = table[ids[i], :]; ids i32/i64 of any shape; y: ids.shape + [dim].
+struct EmbeddingCall {
+  Tensor table, ids, y;
+};
+
+// y = softmax(scale * Q K^T + causal mask) V, grouped-query: query head h uses
+// kv head h / (hq / hkv). Q [b, sq, hq, d], K [b, sk, hkv, d], V [b, sk, hkv, dv],
+// y [b, sq, hq, dv]. Causal mask as in SoftmaxCall with Lq = sq, Lk = sk.
+struct AttentionCall {
+  Tensor q, k, v, y;
+  float scale = 0.0f;  // normalised by ops/ (0 -> 1/sqrt(d))
+  bool causal = false;
+};
+
+// y = x element for element (any strides, e.g. a permuted view, into y).
+struct CopyCall {
+  Tensor x, y;
+};
+
+// Philox4x32-10 counter-based random numbers: element i (row-major logical
+// index) depends only on (seed, i), so every backend produces identical bits.
+// uniform: [a, b); normal: mean a, standard deviation b.
+struct FillRandomCall {
+  Tensor y;
+  std::uint64_t seed = 0;
+  RandomDistribution distribution = RandomDistribution::uniform;
+  float a = 0.0f, b = 1.0f;
+};
+
+using OpCall = std::variant<GemmCall, BinaryCall, UnaryCall, SwigluCall, ReduceCall, SoftmaxCall,
+                            NormCall, RopeCall, CastCall, EmbeddingCall, AttentionCall, CopyCall,
+                            FillRandomCall>;
+
+// Names used in errors, the CLI and the conformance suite.
+std::string_view op_name(const OpCall& call);  // "gemm", "add", "exp", "rmsnorm", ...
+std::string_view to_string(Activation v);
+std::string_view to_string(BinaryKind v);
+std::string_view to_string(UnaryKind v);
+std::string_view to_string(ReduceKind v);
+std::string_view to_string(RopeStyle v);
+std::string_view to_string(RandomDistribution v);
+
+}  // namespace hal

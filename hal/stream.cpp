@@ -1,0 +1,54 @@
+#include "hal/stream.h"
+
+#include <fmt/format.h>
+
+#include "hal/error.h"
+
+namespace hal {
+
+Stream::Stream(Device& device) : device_(&device), impl_(device.create_stream()) {}
+Stream::~Stream() = default;
+
+void Stream::copy_from_host(void* dst, const void* src, std::size_t bytes) {
+  impl_->copy(dst, src, bytes, CopyKind::host_to_device);
+}
+void Stream::copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  impl_->copy(dst, src, bytes, CopyKind::device_to_host);
+}
+void Stream::copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  impl_->copy(dst, src, bytes, CopyKind::device_to_device);
+}
+void Stream::memset(void* dst, int value, std::size_t bytes) { impl_->memset(dst, value, bytes); }
+
+static std::size_t tensor_bytes_for_copy(const Tensor& t, Device* device, std::string_view fn) {
+  if (t.device != device)
+    throw_invalid_argument(fn, "tensor", fmt::format("a tensor on {}", device->name()), t.str());
+  if (!t.is_contiguous()) throw_invalid_argument(fn, "tensor", "a contiguous tensor", t.str());
+  return static_cast<std::size_t>(checked_mul(t.numel(), static_cast<std::int64_t>(dtype_size(t.dtype)), fn));
+}
+
+void Stream::upload(const Tensor& dst, const void* host_src) {
+  const std::size_t bytes = tensor_bytes_for_copy(dst, device_, "Stream::upload");
+  if (bytes) copy_from_host(dst.first(), host_src, bytes);
+}
+
+void Stream::download(void* host_dst, const Tensor& src) {
+  const std::size_t bytes = tensor_bytes_for_copy(src, device_, "Stream::download");
+  if (bytes) copy_to_host(host_dst, src.first(), bytes);
+}
+
+void Stream::synchronize() { impl_->synchronize(); }
+void Stream::record(Event& event) { impl_->record(event.impl()); }
+void Stream::wait(Event& event) { impl_->wait(event.impl()); }
+
+Event::Event(Device& device) : device_(&device), impl_(device.create_event()) {}
+Event::~Event() = default;
+void Event::synchronize() { impl_->synchronize(); }
+double Event::elapsed_ms_since(const Event& start) const {
+  if (start.device_ != device_)
+    throw_invalid_argument("Event::elapsed_ms_since", "start", fmt::format("an event of {}", device_->name()),
+                           fmt::format("an event of {}", start.device_->name()));
+  return impl_->elapsed_ms(start.impl());
+}
+
+}  // namespace hal
