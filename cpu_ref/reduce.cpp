@@ -1,9 +1,100 @@
-// TEMPORARY STUB: replaced by the real kernel.
+// Reduction over one axis: sum, mean, max, min, argmax.
+//
+// Every output element is one task-independent row: the reduced axis of x is
+// gathered into a contiguous scratch row (a plain copy when it is already
+// contiguous f32/f64), reduced in a fixed order, and the result is rounded
+// once into y. Rows are split across oneTBB threads; no reduction ever spans
+// two threads, so the bits do not depend on the thread count.
+//
+// Special values: a NaN makes sum/mean/max/min NaN; argmax returns the index
+// of the first NaN if there is one (NaN counts as the maximum), else of the
+// first maximum. An empty axis gives sum 0, mean NaN (0/0), max -inf, min +inf
+// and argmax 0 (ops/ is expected to reject it for max/min/argmax).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
 #include "cpu_ref/kernels.h"
-#include "hal/error.h"
+#include "cpu_ref/rows_access.h"
+#include "cpu_ref/rows_math.h"
 
 namespace hal::cpu_ref {
 
-void reduce(const ReduceCall&) { throw_unsupported("cpu", "reduce", "anything (not implemented yet)"); }
+namespace {
+
+template <class T> T reduce_row(ReduceKind kind, const T* v, std::int64_t n) {
+  switch (kind) {
+    case ReduceKind::sum: return rows::fixed_sum(v, n);
+    case ReduceKind::mean: return rows::fixed_sum(v, n) / static_cast<T>(n);
+    case ReduceKind::max: {
+      T m = -std::numeric_limits<T>::infinity();
+      for (std::int64_t k = 0; k < n; ++k) {
+        if (std::isnan(v[k])) return v[k];
+        if (v[k] > m) m = v[k];
+      }
+      return m;
+    }
+    case ReduceKind::min: {
+      T m = std::numeric_limits<T>::infinity();
+      for (std::int64_t k = 0; k < n; ++k) {
+        if (std::isnan(v[k])) return v[k];
+        if (v[k] < m) m = v[k];
+      }
+      return m;
+    }
+    case ReduceKind::argmax: break;
+  }
+  return T(0);
+}
+
+template <class T> std::int64_t argmax_row(const T* v, std::int64_t n) {
+  std::int64_t best = 0;
+  for (std::int64_t k = 0; k < n; ++k) {
+    if (std::isnan(v[k])) return k;
+    if (v[k] > v[best]) best = k;
+  }
+  return best;
+}
+
+template <class T> void reduce_typed(const ReduceCall& call, int axis) {
+  const Tensor& x = call.x;
+  const Tensor& y = call.y;
+  const std::int64_t n = x.shape[axis];
+  const std::int64_t x_stride = x.strides[axis];
+  const Shape outer = rows::without_axis(x.shape, axis);
+  const Strides x_outer_strides = rows::without_axis(x.strides, axis);
+  // keepdim leaves a size-1 axis in y; its stride never matters.
+  const Strides y_outer_strides = call.keepdim ? rows::without_axis(y.strides, axis) : y.strides;
+  const std::int64_t count = checked_numel(outer);
+
+  rows::parallel_rows(count, n + 1, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<T> row(static_cast<std::size_t>(n));
+    for (std::int64_t r = begin; r < end; ++r) {
+      rows::gather(x, rows::offset_of(r, outer, x_outer_strides, x.offset), x_stride, n, row.data());
+      const std::int64_t out = rows::offset_of(r, outer, y_outer_strides, y.offset);
+      if (call.kind == ReduceKind::argmax) {
+        store_element(y.data, y.dtype, out, static_cast<double>(argmax_row(row.data(), n)));
+      } else {
+        rows::store<T>(y.data, y.dtype, out, reduce_row(call.kind, row.data(), n));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void reduce(const ReduceCall& call) {
+  // ops/ normalises the axis; accept a negative one too, defensively.
+  const int axis = call.axis < 0 ? call.axis + call.x.rank() : call.axis;
+  // fp64 for the oracle (f64 output), or for argmax of f64 data, where fp32
+  // would merge distinct values.
+  const bool fp64 = call.kind == ReduceKind::argmax ? call.x.dtype == DType::f64 : call.y.dtype == DType::f64;
+  if (fp64) {
+    reduce_typed<double>(call, axis);
+  } else {
+    reduce_typed<float>(call, axis);
+  }
+}
 
 }  // namespace hal::cpu_ref

@@ -1,9 +1,98 @@
-// TEMPORARY STUB: replaced by the real kernel.
+// softmax / log_softmax over the last axis, with scale and causal mask.
+//
+// Each row of x's last axis is one task-independent unit: gathered into a
+// contiguous scratch row, scaled, reduced in a fixed order (max, then the sum
+// of exp(z - max)), and written with one rounding per element.
+//
+// Causal: x is [..., Lq, Lk] (rank 1 means Lq = 1); key j of query i is masked
+// when j > i + (Lk - Lq). Masked keys give 0 (softmax) / -inf (log_softmax); a
+// row with every key masked gives zeros / -inf.
+//
+// Special values, as PyTorch's max-subtracted kernel gives them: a NaN among
+// the unmasked entries makes the whole row NaN; so does +inf (inf - inf is
+// NaN), and so does a row whose unmasked entries are all -inf (the max is
+// -inf and -inf - -inf is NaN). Other -inf entries give 0 / -inf. Masked
+// entries are never read, so a NaN there does not reach the row.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
 #include "cpu_ref/kernels.h"
-#include "hal/error.h"
+#include "cpu_ref/rows_access.h"
+#include "cpu_ref/rows_math.h"
 
 namespace hal::cpu_ref {
 
-void softmax(const SoftmaxCall&) { throw_unsupported("cpu", "softmax", "anything (not implemented yet)"); }
+namespace {
+
+// Writes softmax (or log_softmax) of z[0, valid) into out[0, n); the entries
+// from `valid` on are masked.
+template <class T> void softmax_row(T* z, std::int64_t valid, std::int64_t n, bool log, T* out) {
+  const T inf = std::numeric_limits<T>::infinity();
+  const T masked = log ? -inf : T(0);
+  if (valid == 0) {
+    for (std::int64_t j = 0; j < n; ++j) out[j] = masked;
+    return;
+  }
+  T m = z[0];
+  for (std::int64_t j = 1; j < valid; ++j) m = rows::nan_max(m, z[j]);
+  // exp of (z - max) in place; the sum in the fixed lane order.
+  for (std::int64_t j = 0; j < valid; ++j) out[j] = std::exp(z[j] - m);
+  const T sum = rows::fixed_sum(out, valid);
+  if (std::isnan(sum)) {
+    for (std::int64_t j = 0; j < n; ++j) out[j] = std::numeric_limits<T>::quiet_NaN();
+    return;
+  }
+  if (log) {
+    const T log_sum = std::log(sum);
+    for (std::int64_t j = 0; j < valid; ++j) out[j] = (z[j] - m) - log_sum;
+  } else {
+    const T inv = T(1) / sum;
+    for (std::int64_t j = 0; j < valid; ++j) out[j] *= inv;
+  }
+  for (std::int64_t j = valid; j < n; ++j) out[j] = masked;
+}
+
+template <class T> void softmax_typed(const SoftmaxCall& call) {
+  const Tensor& x = call.x;
+  const Tensor& y = call.y;
+  const int rank = x.rank();
+  if (rank == 0) return;
+  const int axis = rank - 1;
+  const std::int64_t lk = x.shape[axis];
+  const std::int64_t lq = rank >= 2 ? x.shape[rank - 2] : 1;
+  const Shape outer = rows::without_axis(x.shape, axis);
+  const Strides x_outer = rows::without_axis(x.strides, axis);
+  const Strides y_outer = rows::without_axis(y.strides, axis);
+  const std::int64_t count = checked_numel(outer);
+  const T scale = static_cast<T>(call.scale);
+
+  rows::parallel_rows(count, 4 * lk + 1, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<T> z(static_cast<std::size_t>(lk)), out(static_cast<std::size_t>(lk));
+    for (std::int64_t r = begin; r < end; ++r) {
+      std::int64_t valid = lk;
+      if (call.causal) {
+        const std::int64_t i = lq > 0 ? r % lq : 0;
+        valid = std::clamp<std::int64_t>(i + (lk - lq) + 1, 0, lk);
+      }
+      rows::gather(x, rows::offset_of(r, outer, x_outer, x.offset), x.strides[axis], valid, z.data());
+      for (std::int64_t j = 0; j < valid; ++j) z[j] *= scale;
+      softmax_row(z.data(), valid, lk, call.log, out.data());
+      rows::scatter(y, rows::offset_of(r, outer, y_outer, y.offset), y.strides[axis], lk, out.data());
+    }
+  });
+}
+
+}  // namespace
+
+void softmax(const SoftmaxCall& call) {
+  if (call.y.dtype == DType::f64) {
+    softmax_typed<double>(call);
+  } else {
+    softmax_typed<float>(call);
+  }
+}
 
 }  // namespace hal::cpu_ref

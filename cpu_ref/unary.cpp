@@ -1,9 +1,56 @@
-// TEMPORARY STUB: replaced by the real kernel.
+// Unary elementwise ops: y = f(x).
+//
+// IEEE special values follow from the C library: neg/abs flip/clear the sign
+// bit (neg(-0) = +0, abs(-0) = +0), exp(-inf) = 0, log(0) = -inf, log(x < 0) =
+// NaN, sqrt(-0) = -0, rsqrt(+0) = +inf. relu maps every non-positive number,
+// -0 included, to +0 and keeps NaN (cpu_ref/activation.h); sigmoid, silu and
+// the gelus are the shared definitions of activation.h too, so the gemm
+// epilogue and the unary ops cannot drift apart.
+#include <cmath>
+
+#include "cpu_ref/activation.h"
+#include "cpu_ref/elementwise.h"
 #include "cpu_ref/kernels.h"
-#include "hal/error.h"
 
 namespace hal::cpu_ref {
 
-void unary(const UnaryCall&) { throw_unsupported("cpu", "unary", "anything (not implemented yet)"); }
+namespace {
+
+template <class T, class F>
+void map_run(const T* x, T* y, std::int64_t n, F f) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
+template <class T>
+void unary_run(UnaryKind kind, const T* x, T* y, std::int64_t n) {
+  switch (kind) {
+    case UnaryKind::neg: return map_run(x, y, n, [](T v) { return -v; });
+    case UnaryKind::abs: return map_run(x, y, n, [](T v) { return std::fabs(v); });
+    case UnaryKind::exp: return map_run(x, y, n, [](T v) { return std::exp(v); });
+    case UnaryKind::log: return map_run(x, y, n, [](T v) { return std::log(v); });
+    case UnaryKind::sqrt: return map_run(x, y, n, [](T v) { return std::sqrt(v); });
+    case UnaryKind::rsqrt: return map_run(x, y, n, [](T v) { return T(1) / std::sqrt(v); });
+    case UnaryKind::tanh: return map_run(x, y, n, [](T v) { return std::tanh(v); });
+    case UnaryKind::sigmoid: return map_run(x, y, n, [](T v) { return sigmoid(v); });
+    case UnaryKind::relu: return map_run(x, y, n, [](T v) { return relu(v); });
+    case UnaryKind::gelu: return map_run(x, y, n, [](T v) { return gelu_erf(v); });
+    case UnaryKind::gelu_tanh: return map_run(x, y, n, [](T v) { return gelu_tanh(v); });
+    case UnaryKind::silu: return map_run(x, y, n, [](T v) { return silu(v); });
+  }
+}
+
+template <class T>
+void unary_in(const UnaryCall& call) {
+  map_elements<T, 1>({&call.x}, call.y, [&](const std::array<const T*, 1>& in, T* out, std::int64_t n) {
+    unary_run(call.kind, in[0], out, n);
+  });
+}
+
+}  // namespace
+
+void unary(const UnaryCall& call) {
+  if (computes_in_f64(call.y, call.x)) unary_in<double>(call);
+  else unary_in<float>(call);
+}
 
 }  // namespace hal::cpu_ref

@@ -80,6 +80,9 @@ class StreamImpl {
   virtual void synchronize() = 0;
   virtual void record(EventImpl& event) = 0;
   virtual void wait(EventImpl& event) = 0;  // later work on this stream waits for event
+  // The vendor's stream handle (CUstream, hipStream_t), for interop with vendor
+  // libraries such as cuBLAS in the benchmarks; nullptr on the CPU.
+  virtual void* native_handle() { return nullptr; }
 };
 
 class EventImpl {

@@ -2,12 +2,11 @@
 // Element types and exact host conversions between them.
 //
 // Conversions to narrower floating types round to nearest, ties to even, keep
-// NaN (quiet) and the sign of zero. f16/bf16/f8e5m2 overflow to infinity as
-// IEEE says; the fp8 formats used for inference saturate instead: f8e4m3 (OCP
-// "e4m3fn", no infinity, max 448) and f8e5m2 conversions here saturate finite
-// values to the largest finite value (+-448, +-57344), as the accuracy contract
-// specifies, while +-Inf input maps to NaN for e4m3 (it has no Inf) and to
-// +-Inf for e5m2.
+// NaN (quiet) and the sign of zero. f16 and bf16 overflow to infinity as IEEE
+// says. The fp8 formats saturate, as the accuracy contract specifies (and as
+// NVIDIA's cvt.satfinite does): every non-NaN value beyond the largest finite
+// value, infinities included, becomes +-448 (f8e4m3, OCP "e4m3fn", which has no
+// infinity) or +-57344 (f8e5m2); NaN stays NaN.
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -73,6 +73,7 @@ Device& default_device() {
 }
 
 Device& register_device(std::unique_ptr<Device> dev, std::string backend_name) {
+  if (!dev) throw_invalid_argument("hal::register_device", "device", "a device", "a null pointer");
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   for (auto& d : r.devices) {

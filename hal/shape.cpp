@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "hal/error.h"
 
 namespace hal {
@@ -21,12 +23,16 @@ void Dims::push_back(std::int64_t value) {
 }
 
 void Dims::erase(int axis) {
+  if (axis < 0 || axis >= rank_)
+    throw_invalid_argument("Dims::erase", "axis", fmt::format("an axis in [0, {}]", rank_ - 1), std::to_string(axis));
   for (int i = axis; i + 1 < rank_; ++i) v_[static_cast<std::size_t>(i)] = v_[static_cast<std::size_t>(i + 1)];
   --rank_;
 }
 
 void Dims::insert(int axis, std::int64_t value) {
   if (rank_ == kMaxRank) throw_invalid_argument("Dims", "rank", fmt::format("at most {}", kMaxRank), "one more");
+  if (axis < 0 || axis > rank_)
+    throw_invalid_argument("Dims::insert", "axis", fmt::format("a position in [0, {}]", rank_), std::to_string(axis));
   for (int i = rank_; i > axis; --i) v_[static_cast<std::size_t>(i)] = v_[static_cast<std::size_t>(i - 1)];
   v_[static_cast<std::size_t>(axis)] = value;
   ++rank_;
@@ -61,6 +67,10 @@ std::int64_t checked_numel(const Shape& shape, std::string_view what) {
     if (shape[i] < 0)
       throw_invalid_argument(what, "shape", "non-negative dimensions", shape.str());
   }
+  // An empty tensor has no elements whatever its other dimensions are, so a
+  // zero anywhere wins over an overflowing product of the rest.
+  for (int i = 0; i < shape.rank(); ++i)
+    if (shape[i] == 0) return 0;
   for (int i = 0; i < shape.rank(); ++i) n = checked_mul(n, shape[i], what);
   return n;
 }
@@ -71,15 +81,18 @@ Strides contiguous_strides(const Shape& shape) {
   std::int64_t acc = 1;
   for (int i = shape.rank() - 1; i >= 0; --i) {
     s[i] = acc;
-    acc *= std::max<std::int64_t>(shape[i], 1);
+    acc = checked_mul(acc, std::max<std::int64_t>(shape[i], 1), "contiguous_strides");
   }
   return s;
 }
 
 bool is_contiguous(const Shape& shape, const Strides& strides) {
+  // An empty tensor is trivially contiguous, whatever its strides (a zero
+  // anywhere, not just before the first mismatching stride).
+  for (int i = 0; i < shape.rank(); ++i)
+    if (shape[i] == 0) return true;
   std::int64_t acc = 1;
   for (int i = shape.rank() - 1; i >= 0; --i) {
-    if (shape[i] == 0) return true;  // an empty tensor is trivially contiguous
     if (shape[i] != 1 && strides[i] != acc) return false;
     acc *= shape[i];
   }

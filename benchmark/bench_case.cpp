@@ -1,0 +1,101 @@
+#include "benchmark/bench_case.h"
+
+#include <fmt/format.h>
+
+namespace hal::bench {
+
+std::string_view bench_op_name(BenchOp op) {
+  switch (op) {
+    case BenchOp::gemm: return "gemm";
+    case BenchOp::attention: return "attention";
+    case BenchOp::attention_causal: return "attention_causal";
+    case BenchOp::softmax: return "softmax";
+    case BenchOp::rmsnorm: return "rmsnorm";
+    case BenchOp::layernorm: return "layernorm";
+    case BenchOp::add: return "add";
+    case BenchOp::silu: return "silu";
+    case BenchOp::cast: return "cast";
+    case BenchOp::copy: return "copy";
+  }
+  return "?";
+}
+
+bool parse_bench_op(std::string_view name, BenchOp& op) {
+  for (BenchOp o : {BenchOp::gemm, BenchOp::attention, BenchOp::attention_causal, BenchOp::softmax, BenchOp::rmsnorm,
+                    BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::cast, BenchOp::copy}) {
+    if (bench_op_name(o) == name) {
+      op = o;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string BenchCase::name() const {
+  return fmt::format("{} {} {}", bench_op_name(op), dtype_name(dtype), fmt::join(dims, "x"));
+}
+
+double BenchCase::flops() const {
+  const auto d = [&](int i) { return static_cast<double>(dims[static_cast<std::size_t>(i)]); };
+  switch (op) {
+    case BenchOp::gemm: return 2.0 * d(0) * d(1) * d(2);
+    // QK^T and PV: 2 * 2 * b * h * s * s * d; causal does about half.
+    case BenchOp::attention: return 4.0 * d(0) * d(2) * d(1) * d(1) * d(3);
+    case BenchOp::attention_causal: return 2.0 * d(0) * d(2) * d(1) * d(1) * d(3);
+    default: return 0.0;
+  }
+}
+
+double BenchCase::bytes() const {
+  const double e = static_cast<double>(dtype_size(dtype));
+  const auto d = [&](int i) { return static_cast<double>(dims[static_cast<std::size_t>(i)]); };
+  switch (op) {
+    case BenchOp::gemm: return e * (d(0) * d(2) + d(2) * d(1) + d(0) * d(1));
+    case BenchOp::attention:
+    case BenchOp::attention_causal: return e * 4.0 * d(0) * d(1) * d(2) * d(3);
+    case BenchOp::add: return e * 3.0 * d(0) * d(1);
+    case BenchOp::cast: return (e + (dtype == DType::f32 ? 2.0 : 4.0)) * d(0) * d(1);  // to f32, or f32 to bf16
+    default: return e * 2.0 * d(0) * d(1);               // read x, write y
+  }
+}
+
+std::vector<BenchCase> default_suite(const std::string& backend) {
+  const bool cpu = backend == "cpu";
+  std::vector<BenchCase> out;
+  const std::vector<DType> gemm_dtypes = cpu ? std::vector<DType>{DType::f32, DType::bf16}
+                                             : std::vector<DType>{DType::bf16, DType::f16};
+  for (DType t : gemm_dtypes) {
+    for (std::int64_t n : {512, 1024, 2048, 4096, 8192}) {
+      if (cpu && n > 4096) continue;  // 8192^3 is ~10 s per run on two cores
+      out.push_back({BenchOp::gemm, t, {n, n, n}});
+    }
+    for (std::int64_t m : {1, 16, 128, 4096}) {
+      for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {11008, 4096}, {4096, 11008}}) {
+        if (cpu && m == 4096) continue;
+        out.push_back({BenchOp::gemm, t, {m, n, k}});
+      }
+    }
+  }
+  const DType attn_t = cpu ? DType::f32 : DType::bf16;
+  for (std::int64_t s : {512, 1024, 2048, 4096, 8192}) {
+    if (cpu && s > 1024) continue;
+    const std::int64_t heads = cpu ? 4 : 16;
+    out.push_back({BenchOp::attention, attn_t, {1, s, heads, 128}});
+    out.push_back({BenchOp::attention_causal, attn_t, {1, s, heads, 128}});
+  }
+  // Memory-bound ops: rows of 4096 channels, 64 MiB .. 1 GiB of f32-equivalent.
+  const std::vector<std::int64_t> mib = cpu ? std::vector<std::int64_t>{64, 256} : std::vector<std::int64_t>{64, 256, 1024};
+  for (DType t : {DType::f32, DType::bf16}) {
+    for (std::int64_t m : mib) {
+      const std::int64_t elems = m * 1024 * 1024 / static_cast<std::int64_t>(dtype_size(t));
+      const std::int64_t rows = elems / 4096;
+      for (BenchOp op : {BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu,
+                         BenchOp::cast, BenchOp::copy}) {
+        out.push_back({op, t, {rows, 4096}});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace hal::bench

@@ -1,0 +1,30 @@
+#pragma once
+// One benchmark case: an op at a dtype and shape, with the work it represents.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hal/dtype.h"
+
+namespace hal::bench {
+
+enum class BenchOp { gemm, attention, attention_causal, softmax, rmsnorm, layernorm, add, silu, cast, copy };
+
+struct BenchCase {
+  BenchOp op;
+  DType dtype;
+  // gemm: {M, N, K}; attention: {batch, seq, heads, head_dim}; memory-bound: {rows, cols}
+  std::vector<std::int64_t> dims;
+  std::string name() const;     // "gemm bf16 4096x4096x4096"
+  double flops() const;         // useful floating-point operations (0 for memory-bound)
+  double bytes() const;         // fewest bytes that must move through memory
+  bool compute_bound() const { return flops() > 0; }
+};
+
+std::string_view bench_op_name(BenchOp op);
+bool parse_bench_op(std::string_view name, BenchOp& op);
+
+// The default suite for a device kind ("cpu" gets smaller sizes: 2 cores).
+std::vector<BenchCase> default_suite(const std::string& backend);
+
+}  // namespace hal::bench

@@ -1,0 +1,97 @@
+#include "benchmark/report.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <ostream>
+
+namespace hal::bench {
+
+namespace {
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\t': o += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) o += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        else o += c;
+    }
+  }
+  return o;
+}
+
+std::string unit(const BenchResult& r) { return r.bench_case.compute_bound() ? "TFLOP/s" : "GB/s"; }
+
+}  // namespace
+
+void print_table(std::ostream& out, const RunInfo& info, const std::vector<BenchResult>& results) {
+  fmt::print(out, "device {} ({}, {}); vendor baseline: {}\n", info.device_name, info.device_model, info.device_arch,
+             info.vendor_status);
+  fmt::print(out, "copy ceiling {:.1f} GB/s ({})\n", info.ceilings.copy_gbps, info.ceilings.copy_source);
+  fmt::print(out, "{:<36} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8}\n", "case", "hal ms", "rate", "unit", "vendor",
+             "hal/vnd", "%ceil");
+  for (const BenchResult& r : results) {
+    if (!r.error.empty() || !r.hal) {
+      fmt::print(out, "{:<36} error: {}\n", r.bench_case.name(), r.error);
+      continue;
+    }
+    const std::string vendor = r.vendor ? fmt::format("{:.2f}", r.vendor_rate()) : "-";
+    const std::string ratio = r.vendor ? fmt::format("{:.2f}", r.hal_rate() / r.vendor_rate()) : "-";
+    fmt::print(out, "{:<36} {:>10.3f} {:>10.2f} {:>9} {:>10} {:>8} {:>7.0f}%\n", r.bench_case.name(), r.hal->median_ms,
+               r.hal_rate(), unit(r), vendor, ratio, 100.0 * r.fraction_of_ceiling());
+  }
+}
+
+void write_json(std::ostream& out, const RunInfo& info, const std::vector<BenchResult>& results) {
+  fmt::print(out, "{{\n  \"device\": \"{}\",\n  \"model\": \"{}\",\n  \"arch\": \"{}\",\n  \"vendor\": \"{}\",\n",
+             json_escape(info.device_name), json_escape(info.device_model), json_escape(info.device_arch),
+             json_escape(info.vendor_status));
+  fmt::print(out, "  \"commit\": \"{}\",\n  \"date\": \"{}\",\n", json_escape(info.commit), json_escape(info.date));
+  fmt::print(out, "  \"ceilings\": {{\"copy_gbps\": {:.3f}, \"copy_source\": \"{}\", \"nominal_bf16_tflops\": {:.3f}, "
+                  "\"nominal_fp32_tflops\": {:.3f}}},\n",
+             info.ceilings.copy_gbps, json_escape(info.ceilings.copy_source), info.ceilings.nominal_bf16_tflops,
+             info.ceilings.nominal_fp32_tflops);
+  fmt::print(out, "  \"results\": [\n");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const BenchResult& r = results[i];
+    const BenchCase& c = r.bench_case;
+    fmt::print(out, "    {{\"case\": \"{}\", \"op\": \"{}\", \"dtype\": \"{}\", \"dims\": [{}], \"flops\": {:.6g}, "
+                    "\"bytes\": {:.6g}, \"unit\": \"{}\"",
+               json_escape(c.name()), bench_op_name(c.op), dtype_name(c.dtype), fmt::join(c.dims, ", "), c.flops(),
+               c.bytes(), unit(r));
+    if (r.hal)
+      fmt::print(out, ", \"hal\": {{\"median_ms\": {:.6g}, \"min_ms\": {:.6g}, \"max_ms\": {:.6g}, \"samples\": {}, "
+                      "\"rate\": {:.6g}}}",
+                 r.hal->median_ms, r.hal->min_ms, r.hal->max_ms, r.hal->samples, r.hal_rate());
+    if (r.vendor)
+      fmt::print(out, ", \"vendor\": {{\"name\": \"{}\", \"median_ms\": {:.6g}, \"samples\": {}, \"rate\": {:.6g}, "
+                      "\"hal_over_vendor\": {:.4f}}}",
+                 json_escape(r.vendor_name), r.vendor->median_ms, r.vendor->samples, r.vendor_rate(),
+                 r.vendor_rate() > 0 ? r.hal_rate() / r.vendor_rate() : 0.0);
+    fmt::print(out, ", \"ceiling\": {:.6g}, \"ceiling_source\": \"{}\", \"fraction_of_ceiling\": {:.4f}", r.ceiling,
+               json_escape(r.ceiling_source), r.fraction_of_ceiling());
+    if (!r.error.empty()) fmt::print(out, ", \"error\": \"{}\"", json_escape(r.error));
+    fmt::print(out, "}}{}\n", i + 1 < results.size() ? "," : "");
+  }
+  fmt::print(out, "  ]\n}}\n");
+}
+
+void write_csv(std::ostream& out, const std::vector<BenchResult>& results) {
+  fmt::print(out, "case,op,dtype,dims,unit,hal_median_ms,hal_rate,vendor,vendor_median_ms,vendor_rate,hal_over_vendor,"
+                  "ceiling,fraction_of_ceiling,error\n");
+  for (const BenchResult& r : results) {
+    const BenchCase& c = r.bench_case;
+    fmt::print(out, "\"{}\",{},{},{},{},{},{},\"{}\",{},{},{},{},{},\"{}\"\n", c.name(), bench_op_name(c.op),
+               dtype_name(c.dtype), fmt::join(c.dims, "x"), unit(r), r.hal ? r.hal->median_ms : 0, r.hal_rate(),
+               r.vendor_name, r.vendor ? r.vendor->median_ms : 0, r.vendor_rate(),
+               r.vendor && r.vendor_rate() > 0 ? r.hal_rate() / r.vendor_rate() : 0, r.ceiling,
+               r.fraction_of_ceiling(), r.error);
+  }
+}
+
+}  // namespace hal::bench

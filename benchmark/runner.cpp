@@ -1,0 +1,202 @@
+#include "benchmark/runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "hal/error.h"
+#include "ops/ops.h"
+
+namespace hal::bench {
+
+double BenchResult::hal_rate() const {
+  if (!hal || hal->median_ms <= 0) return 0;
+  const double s = hal->median_ms * 1e-3;
+  return bench_case.compute_bound() ? bench_case.flops() / s * 1e-12 : bench_case.bytes() / s * 1e-9;
+}
+
+double BenchResult::vendor_rate() const {
+  if (!vendor || vendor->median_ms <= 0) return 0;
+  return bench_case.flops() / (vendor->median_ms * 1e-3) * 1e-12;
+}
+
+namespace {
+
+// Owns the buffers of one case; inputs are random (never zeros: zeros run
+// faster than real data on some hardware and hide unwritten outputs).
+struct Operands {
+  Device& dev;
+  std::vector<Buffer> buffers;
+  Tensor make(Stream& s, DType t, const Shape& shape, std::uint64_t seed, bool random = true) {
+    buffers.push_back(Buffer::for_tensor(dev, t, shape));
+    Tensor x = buffers.back().view(t, shape);
+    if (random && x.numel() > 0) ops::fill_random(s, x, {seed, RandomDistribution::normal, 0.0f, 1.0f});
+    return x;
+  }
+};
+
+}  // namespace
+
+Runner::Runner(Device& device, RunnerOptions options) : device_(device), options_(options), stream_(device) {
+  if (options_.with_vendor) {
+    vendor_ = open_vendor_gemm(device, &vendor_status_);
+    if (vendor_) vendor_status_ = vendor_->name();
+  } else {
+    vendor_status_ = "disabled";
+  }
+  const DeviceInfo& info = device.info();
+  ceilings_.nominal_bf16_tflops = info.peak_bf16_tflops;
+  ceilings_.nominal_fp32_tflops = info.peak_fp32_tflops;
+  if (!device.host_accessible()) {
+    // Twice the L2 so that a memset between runs evicts every input line.
+    const std::size_t bytes = std::max<std::size_t>(2 * info.l2_bytes, 256u << 20);
+    flush_buffer_ = Buffer(device, bytes);
+  }
+  // Copy ceiling: a large device-to-device copy (bytes read + written).
+  const std::int64_t n = (device.host_accessible() ? 256ll : 1024ll) << 20;
+  Buffer src(device, static_cast<std::size_t>(n)), dst(device, static_cast<std::size_t>(n));
+  stream_.memset(src.data(), 1, static_cast<std::size_t>(n));
+  Tensor x = src.view(DType::f32, {n / 4}), y = dst.view(DType::f32, {n / 4});
+  const Measurement raw = measure(stream_, [&] { stream_.copy_on_device(dst.data(), src.data(), static_cast<std::size_t>(n)); });
+  const Measurement op = measure(stream_, [&] { ops::copy(stream_, x, y); });
+  const double raw_gbps = 2.0 * static_cast<double>(n) / (raw.median_ms * 1e-3) * 1e-9;
+  const double op_gbps = 2.0 * static_cast<double>(n) / (op.median_ms * 1e-3) * 1e-9;
+  ceilings_.copy_gbps = std::max(raw_gbps, op_gbps);
+  ceilings_.copy_source = fmt::format("max(device memcpy {:.0f} GB/s, hal copy {:.0f} GB/s) over {} MiB",
+                                      raw_gbps, op_gbps, n >> 20);
+}
+
+void Runner::flush_cache(Stream& s) {
+  if (flush_buffer_.data()) s.memset(flush_buffer_.data(), 0, flush_buffer_.size());
+}
+
+Measurement Runner::measure(Stream& s, const std::function<void()>& fn) {
+  for (int i = 0; i < options_.warmup; ++i) fn();
+  s.synchronize();
+  std::vector<double> samples;
+  double total = 0;
+  Event start(device_), stop(device_);
+  while (static_cast<int>(samples.size()) < options_.max_samples &&
+         (static_cast<int>(samples.size()) < options_.min_samples || total < options_.min_time_ms)) {
+    flush_cache(s);
+    s.record(start);
+    fn();
+    s.record(stop);
+    stop.synchronize();
+    const double ms = stop.elapsed_ms_since(start);
+    samples.push_back(ms);
+    total += ms;
+  }
+  std::sort(samples.begin(), samples.end());
+  Measurement m;
+  m.samples = static_cast<int>(samples.size());
+  m.median_ms = samples[samples.size() / 2];
+  if (samples.size() % 2 == 0) m.median_ms = 0.5 * (samples[samples.size() / 2 - 1] + samples[samples.size() / 2]);
+  m.min_ms = samples.front();
+  m.max_ms = samples.back();
+  return m;
+}
+
+BenchResult Runner::run(const BenchCase& c) {
+  BenchResult r;
+  r.bench_case = c;
+  Operands o{device_, {}};
+  Stream& s = stream_;
+  const auto d = [&](int i) { return c.dims[static_cast<std::size_t>(i)]; };
+  try {
+    std::function<void()> fn;
+    switch (c.op) {
+      case BenchOp::gemm: {
+        const std::int64_t m = d(0), n = d(1), k = d(2);
+        Tensor a = o.make(s, c.dtype, {m, k}, 1), b = o.make(s, c.dtype, {k, n}, 2), y = o.make(s, c.dtype, {m, n}, 3, false);
+        fn = [&s, a, b, y] { ops::gemm(s, a, b, y); };
+        r.hal = measure(s, fn);
+        if (vendor_) {
+          DType vt = vendor_->supports(c.dtype) ? c.dtype : DType::f32;
+          if (vendor_->supports(vt)) {
+            Tensor va = a, vb = b, vy = y;
+            if (vt != c.dtype) {
+              va = o.make(s, vt, {m, k}, 1);
+              vb = o.make(s, vt, {k, n}, 2);
+              vy = o.make(s, vt, {m, n}, 3, false);
+            }
+            r.vendor_name = vendor_->name() + (vt != c.dtype ? " (f32)" : "");
+            r.vendor = measure(s, [&] { vendor_->gemm(s, va, vb, vy); });
+          }
+        }
+        break;
+      }
+      case BenchOp::attention:
+      case BenchOp::attention_causal: {
+        const Shape shape{d(0), d(1), d(2), d(3)};
+        Tensor q = o.make(s, c.dtype, shape, 1), k = o.make(s, c.dtype, shape, 2), v = o.make(s, c.dtype, shape, 3);
+        Tensor y = o.make(s, c.dtype, shape, 4, false);
+        const bool causal = c.op == BenchOp::attention_causal;
+        r.hal = measure(s, [&] { ops::attention(s, q, k, v, y, {0.0f, causal}); });
+        break;
+      }
+      default: {
+        const Shape shape{d(0), d(1)};
+        Tensor x = o.make(s, c.dtype, shape, 1);
+        Tensor y = o.make(s, c.dtype, shape, 2, false);
+        switch (c.op) {
+          case BenchOp::softmax: fn = [&] { ops::softmax(s, x, y); }; break;
+          case BenchOp::rmsnorm: {
+            Tensor w = o.make(s, c.dtype, {d(1)}, 5);
+            fn = [&s, x, w, y] { ops::rmsnorm(s, x, w, y); };
+            break;
+          }
+          case BenchOp::layernorm: {
+            Tensor w = o.make(s, c.dtype, {d(1)}, 5), b = o.make(s, c.dtype, {d(1)}, 6);
+            fn = [&s, x, w, b, y] { ops::layernorm(s, x, w, b, y); };
+            break;
+          }
+          case BenchOp::add: {
+            Tensor b = o.make(s, c.dtype, shape, 3);
+            fn = [&s, x, b, y] { ops::add(s, x, b, y); };
+            break;
+          }
+          case BenchOp::silu: fn = [&] { ops::silu(s, x, y); }; break;
+          case BenchOp::cast: {
+            Tensor z = o.make(s, c.dtype == DType::f32 ? DType::bf16 : DType::f32, shape, 4, false);
+            fn = [&s, x, z] { ops::cast(s, x, z); };
+            break;
+          }
+          case BenchOp::copy: fn = [&] { ops::copy(s, x, y); }; break;
+          default: break;
+        }
+        r.hal = measure(s, fn);
+        r.ceiling = ceilings_.copy_gbps;
+        r.ceiling_source = "device copy";
+      }
+    }
+  } catch (const Error& e) {
+    r.error = e.what();
+  }
+  s.synchronize();
+  return r;
+}
+
+void Runner::finalize(std::vector<BenchResult>& results) const {
+  // The matrix ceiling per dtype: the best rate the vendor library reached in
+  // this run (a known-good routine on this device), else the nominal peak.
+  std::map<DType, double> best;
+  for (const BenchResult& r : results)
+    if (r.bench_case.compute_bound() && r.vendor)
+      best[r.bench_case.dtype] = std::max(best[r.bench_case.dtype], r.vendor_rate());
+  for (BenchResult& r : results) {
+    if (!r.bench_case.compute_bound()) continue;
+    const DType t = r.bench_case.dtype;
+    if (best.count(t) && best[t] > 0) {
+      r.ceiling = best[t];
+      r.ceiling_source = "best vendor rate in this run";
+    } else {
+      r.ceiling = t == DType::f32 ? ceilings_.nominal_fp32_tflops : ceilings_.nominal_bf16_tflops;
+      r.ceiling_source = "nominal peak";
+    }
+  }
+}
+
+}  // namespace hal::bench

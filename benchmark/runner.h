@@ -1,0 +1,71 @@
+#pragma once
+// Runs benchmark cases on one device: median of repeated runs after warm-up,
+// device events for timing, the L2 flushed before every timed run on GPUs.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "benchmark/bench_case.h"
+#include "benchmark/vendor_blas.h"
+#include "hal/buffer.h"
+
+#include <functional>
+
+namespace hal::bench {
+
+struct Measurement {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int samples = 0;
+};
+
+struct Ceilings {
+  double copy_gbps = 0;           // measured device copy, bytes read + written
+  std::string copy_source;
+  double nominal_bf16_tflops = 0;  // from the device properties
+  double nominal_fp32_tflops = 0;
+};
+
+struct BenchResult {
+  BenchCase bench_case;
+  std::optional<Measurement> hal;
+  std::optional<Measurement> vendor;
+  std::string vendor_name;        // "cuBLAS cublasGemmEx", "OpenBLAS cblas_sgemm (f32)"
+  std::string error;              // why hal (or the vendor) could not run it
+  double hal_rate() const;        // TFLOP/s for compute-bound cases, GB/s otherwise
+  double vendor_rate() const;
+  double ceiling = 0;             // same unit as the rate
+  std::string ceiling_source;
+  double fraction_of_ceiling() const { return ceiling > 0 ? hal_rate() / ceiling : 0; }
+};
+
+struct RunnerOptions {
+  double min_time_ms = 300;   // keep sampling until this much timed work (at least min_samples)
+  int min_samples = 5;
+  int max_samples = 50;
+  int warmup = 2;
+  bool with_vendor = true;
+};
+
+class Runner {
+ public:
+  Runner(Device& device, RunnerOptions options);
+  const Ceilings& ceilings() const { return ceilings_; }
+  const std::string& vendor_status() const { return vendor_status_; }
+  BenchResult run(const BenchCase& c);
+  // After all cases: compute-bound ceilings from the vendor's best rate per dtype.
+  void finalize(std::vector<BenchResult>& results) const;
+
+ private:
+  Measurement measure(Stream& s, const std::function<void()>& fn);
+  void flush_cache(Stream& s);
+
+  Device& device_;
+  RunnerOptions options_;
+  Stream stream_;
+  std::unique_ptr<VendorGemm> vendor_;
+  std::string vendor_status_;
+  Buffer flush_buffer_;
+  Ceilings ceilings_;
+};
+
+}  // namespace hal::bench

@@ -1,0 +1,146 @@
+// rope (neox/gptj, partial rotary), cast between every float dtype pair (fp8
+// with scale and saturation), embedding (i32/i64 ids), attention (causal,
+// GQA, sq != sk, decode), copy of permuted/transposed/broadcast views,
+// fill_random.
+#include "conformance/cases.h"
+
+namespace hal::conformance::cases {
+
+namespace {
+
+constexpr DType kCastTypes[] = {DType::f32, DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2};
+
+}  // namespace
+
+void add_misc(std::vector<Case>& out) {
+  for (DType dt : kFloatTypes) {
+    auto rope = [&](std::string cls, Shape x, bool pos_batched, RopeStyle style, int rotary_dim) {
+      Case c;
+      c.op = "rope";
+      c.name = case_name("rope", dt, cls);
+      c.dtype = dt;
+      const Shape pos = pos_batched ? Shape{x[0], x[1]} : Shape{x[1]};
+      c.inputs = {input(dt, x), input(DType::i32, pos, integers(0, 512))};
+      c.output = {dt, x, std::nullopt};
+      c.make_call = [style, rotary_dim](std::span<const Tensor> in, const Tensor& y) -> OpCall {
+        return RopeCall{in[0], in[1], y, 10000.0f, style, rotary_dim};
+      };
+      out.push_back(std::move(c));
+    };
+    rope("neox_2x17x3x64", {2, 17, 3, 64}, true, RopeStyle::neox, 0);
+    rope("gptj_2x17x3x64", {2, 17, 3, 64}, true, RopeStyle::gptj, 0);
+    rope("neox_partial_rd32_1x9x4x96", {1, 9, 4, 96}, false, RopeStyle::neox, 32);
+    rope("gptj_partial_rd16_1x5x2x40", {1, 5, 2, 40}, false, RopeStyle::gptj, 16);
+
+    auto embedding = [&](std::string cls, DType id_type, Shape ids, bool specials) {
+      Case c;
+      c.op = "embedding";
+      c.name = case_name("embedding", dt, cls);
+      c.dtype = dt;
+      c.inputs = {input(dt, {1000, 67}), input(id_type, ids, integers(0, 1000))};
+      if (specials) c.inputs[0].gen.specials = special_values(dt, 0, 1);  // row 0
+      Shape y = ids;
+      y.push_back(67);
+      c.output = {dt, y, std::nullopt};
+      c.make_call = [](std::span<const Tensor> in, const Tensor& o) -> OpCall { return EmbeddingCall{in[0], in[1], o}; };
+      out.push_back(std::move(c));
+    };
+    embedding("i32_3x17", DType::i32, {3, 17}, false);
+    embedding("i64_41", DType::i64, {41}, false);
+    // ids cover [0, 3) only, so row 0 (special values) is certainly read.
+    {
+      embedding("special_i32_64", DType::i32, {64}, true);
+      out.back().inputs[1].gen = integers(0, 3);
+    }
+
+    auto attention = [&](std::string cls, std::int64_t b, std::int64_t sq, std::int64_t sk, std::int64_t hq,
+                         std::int64_t hkv, std::int64_t d, std::int64_t dv, bool causal, float scale) {
+      Case c;
+      c.op = "attention";
+      c.name = case_name("attention", dt, cls);
+      c.dtype = dt;
+      c.inputs = {input(dt, {b, sq, hq, d}), input(dt, {b, sk, hkv, d}), input(dt, {b, sk, hkv, dv})};
+      c.output = {dt, {b, sq, hq, dv}, std::nullopt};
+      c.make_call = [causal, scale](std::span<const Tensor> in, const Tensor& y) -> OpCall {
+        return AttentionCall{in[0], in[1], in[2], y, scale, causal};
+      };
+      out.push_back(std::move(c));
+    };
+    attention("noncausal_1x17x33_h4_d64", 1, 17, 33, 4, 4, 64, 64, false, 0.0f);
+    attention("causal_2x33x33_h4_d64", 2, 33, 33, 4, 4, 64, 64, true, 0.0f);
+    attention("gqa_causal_1x16x40_h8kv2_d64", 1, 16, 40, 8, 2, 64, 64, true, 0.0f);
+    attention("decode_1x1x257_h4kv1_d128", 1, 1, 257, 4, 1, 128, 128, true, 0.0f);
+    attention("causal_sq_gt_sk_1x9x5_h2_d32", 1, 9, 5, 2, 2, 32, 32, true, 0.0f);
+    attention("dv48_scale_1x7x19_h2_d32", 1, 7, 19, 2, 1, 32, 48, false, 0.3f);
+
+    auto copy = [&](std::string cls, InputSpec x, Shape y) {
+      Case c;
+      c.op = "copy";
+      c.name = case_name("copy", x.dtype, cls);
+      c.dtype = x.dtype;
+      c.inputs = {std::move(x)};
+      c.output = {c.inputs[0].dtype, y, std::nullopt};
+      c.make_call = [](std::span<const Tensor> in, const Tensor& o) -> OpCall { return CopyCall{in[0], o}; };
+      out.push_back(std::move(c));
+    };
+    copy("transposed_127x257", input(dt, {257, 127}, normal(), [](const Tensor& t) { return t.transposed(0, 1); }), {127, 257});
+    copy("permuted_5x7x11x13", input(dt, {11, 5, 13, 7}, normal(), [](const Tensor& t) { return t.permuted(Dims{1, 3, 0, 2}); }),
+         {5, 7, 11, 13});
+    copy("broadcast_stride0_17x33", input(dt, {1, 33}, normal(), [](const Tensor& t) {
+           Tensor v = t;
+           v.shape[0] = 17;
+           v.strides[0] = 0;
+           return v;
+         }), {17, 33});
+    InputSpec sx = input(dt, {3, 8});
+    sx.gen.specials = special_values(dt, 1, 2);
+    copy("special_3x8", sx, {3, 8});
+
+    for (RandomDistribution dist : {RandomDistribution::uniform, RandomDistribution::normal}) {
+      for (Shape s : {Shape{1021}, Shape{33, 65}}) {
+        Case c;
+        c.op = "fill_random";
+        c.name = case_name("fill_random", dt, fmt::format("{}_{}", to_string(dist), s[0] * (s.rank() > 1 ? s[1] : 1)));
+        c.dtype = dt;
+        c.output = {dt, s, std::nullopt};
+        c.make_call = [dist](std::span<const Tensor>, const Tensor& y) -> OpCall {
+          return FillRandomCall{y, 0x5eed1234, dist, dist == RandomDistribution::uniform ? -2.0f : 1.0f, 3.0f};
+        };
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  {
+    // An integer copy through a permuted view.
+    Case c;
+    c.op = "copy";
+    c.name = case_name("copy", DType::i32, "permuted_7x5x3");
+    c.dtype = DType::i32;
+    c.inputs = {input(DType::i32, {3, 7, 5}, integers(-1000, 1000), [](const Tensor& t) { return t.permuted(Dims{1, 2, 0}); })};
+    c.output = {DType::i32, {7, 5, 3}, std::nullopt};
+    c.make_call = [](std::span<const Tensor> in, const Tensor& o) -> OpCall { return CopyCall{in[0], o}; };
+    out.push_back(std::move(c));
+  }
+
+  for (DType from : kCastTypes)
+    for (DType to : kCastTypes) {
+      // A scale that pushes some values past fp8's range (saturation).
+      const float scale = is_fp8(to) ? 8.0f : 0.75f;
+      auto cast = [&](std::string cls, InputSpec x) {
+        Case c;
+        c.op = "cast";
+        c.name = fmt::format("cast/{}->{}/{}", dtype_name(from), dtype_name(to), cls);
+        c.dtype = from;
+        c.inputs = {std::move(x)};
+        c.output = {to, c.inputs[0].storage, std::nullopt};
+        c.make_call = [scale](std::span<const Tensor> in, const Tensor& y) -> OpCall { return CastCall{in[0], y, scale}; };
+        out.push_back(std::move(c));
+      };
+      cast("vec_1021_scale", input(from, {1021}, normal(0.0, 40.0)));
+      InputSpec sx = input(from, {2, 8});
+      sx.gen.specials = special_values(from, 0, 1);
+      cast("special_2x8", sx);
+    }
+}
+
+}  // namespace hal::conformance::cases

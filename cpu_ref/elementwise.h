@@ -1,0 +1,66 @@
+#pragma once
+// The block-parallel driver shared by the elementwise kernels (binary, unary,
+// swiglu, cast).
+//
+// The output's logical index range is cut into fixed blocks of kBlockElements;
+// oneTBB runs blocks in any order on any thread, but each output element is
+// computed by exactly one block from its own inputs, so the result is bitwise
+// the same for every thread count and partition.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "cpu_ref/element_io.h"
+#include "cpu_ref/strided_index.h"
+#include "hal/tensor.h"
+
+namespace hal::cpu_ref {
+
+// Calls body(start, count) for consecutive blocks covering [0, numel).
+template <class Body>
+void parallel_blocks(std::int64_t numel, Body&& body) {
+  if (numel <= 0) return;
+  const std::int64_t blocks = (numel + kBlockElements - 1) / kBlockElements;
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, blocks), [&](const tbb::blocked_range<std::int64_t>& r) {
+    for (std::int64_t b = r.begin(); b != r.end(); ++b) {
+      const std::int64_t start = b * kBlockElements;
+      body(start, std::min(kBlockElements, numel - start));
+    }
+  });
+}
+
+// y = compute(inputs) element for element. Every input must already have y's
+// shape (use broadcast_view). compute(in, out, n) gets NIn arrays of n values of
+// T (gathered and widened) and fills out[0, n); the driver rounds each result
+// once into y.
+template <class T, int NIn, class Compute>
+void map_elements(const std::array<const Tensor*, NIn>& inputs, const Tensor& y, Compute&& compute) {
+  std::array<const Tensor*, NIn + 1> views{};
+  for (int k = 0; k < NIn; ++k) views[k] = inputs[k];
+  views[NIn] = &y;
+  const StridedLayout<NIn + 1> layout(y.shape, views);
+  parallel_blocks(y.numel(), [&](std::int64_t start, std::int64_t n) {
+    T in_storage[NIn][kBlockElements];
+    std::array<const T*, NIn> in{};
+    for (int k = 0; k < NIn; ++k) {
+      gather_block(layout, k, *inputs[k], start, n, in_storage[k]);
+      in[k] = in_storage[k];
+    }
+    T out[kBlockElements];
+    compute(in, out, n);
+    scatter_block(layout, NIn, y, start, n, out);
+  });
+}
+
+// The accuracy contract: fp64 arithmetic when the output is f64 (the oracle),
+// and also when an input is f64, so an f64 value is rounded once, not twice.
+inline bool computes_in_f64(const Tensor& y) { return y.dtype == DType::f64; }
+template <class... Rest>
+bool computes_in_f64(const Tensor& y, const Tensor& first, const Rest&... rest) {
+  return first.dtype == DType::f64 || computes_in_f64(y, rest...);
+}
+
+}  // namespace hal::cpu_ref

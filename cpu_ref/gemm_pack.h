@@ -1,0 +1,107 @@
+#pragma once
+// Packing of op(A) and op(B) blocks into the contiguous fp32 micro-panels the
+// micro-kernels read (see gemm_microkernel.h). Packing is where every input
+// layout (strides, transposes, batch broadcast) and dtype (f32, f16, bf16) is
+// absorbed: the widening to fp32 is exact. Rows/columns past the matrix edge
+// are zero-filled, so an edge tile runs the same full micro-kernel, in the same
+// order, as an interior one.
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "cpu_ref/gemm_operands.h"
+#include "hal/dtype.h"
+
+namespace hal::cpu_ref {
+
+// Floats from one packed panel to the next: kc*width plus one cache line, so
+// that the same k of consecutive panels (written together when packing a
+// row-major B, read in turn by the kernel) does not fall in one L1 set: with
+// kc*width*4 a multiple of 4 KiB they all would.
+inline std::int64_t packed_panel_stride(std::int64_t kc, int width) { return kc * width + 16; }
+
+template <DType T> inline float load_as_f32(const void* data, std::int64_t index) {
+  if constexpr (T == DType::f32) {
+    return static_cast<const float*>(data)[index];
+  } else if constexpr (T == DType::f16) {
+    return f16_to_f32(static_cast<const std::uint16_t*>(data)[index]);
+  } else {
+    static_assert(T == DType::bf16, "gemm packs f32, f16 or bf16");
+    return bf16_to_f32(static_cast<const std::uint16_t*>(data)[index]);
+  }
+}
+
+// Packs `extent` (<= panels*width) lines of the matrix starting at `line0`
+// along the panel axis, for reduction indices [k0, k0+kc), into panels of
+// `width` lines: dst[panel][k][w]. For op(A) the lines are rows (line_stride =
+// row_stride, k_stride = col_stride); for op(B) they are columns.
+//
+// The source is walked along its smaller stride: line by line when each line
+// is contiguous along k, otherwise k by k across all lines. Walking one narrow
+// panel at a time down a row-major matrix instead touches a new 4 KiB-apart
+// cache line per k and thrashes the L1 sets (it cost half the run time).
+template <DType T>
+void pack_panels(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, std::int64_t extent,
+                 std::int64_t line_stride, std::int64_t k0, std::int64_t kc, std::int64_t k_stride,
+                 int width, float* dst) {
+  const std::int64_t base = m.offset + batch * m.batch_stride + line0 * line_stride + k0 * k_stride;
+  const void* data = m.data;
+  const std::int64_t panel_size = packed_panel_stride(kc, width);
+  if (k_stride <= line_stride) {
+    // The unit-stride case gets its own loop so the loads vectorise.
+    auto pack_lines = [&](auto unit_k_stride) {
+      const std::int64_t ks = unit_k_stride ? 1 : k_stride;
+      for (std::int64_t l = 0; l < extent; ++l) {
+        float* d = dst + (l / width) * panel_size + l % width;
+        const std::int64_t src = base + l * line_stride;
+        for (std::int64_t k = 0; k < kc; ++k) d[k * width] = load_as_f32<T>(data, src + k * ks);
+      }
+    };
+    if (k_stride == 1) pack_lines(std::true_type{});
+    else pack_lines(std::false_type{});
+  } else {
+    auto pack_k_rows = [&](auto unit_line_stride) {
+      const std::int64_t ls = unit_line_stride ? 1 : line_stride;
+      for (std::int64_t k = 0; k < kc; ++k) {
+        const std::int64_t src = base + k * k_stride;
+        for (std::int64_t p0 = 0; p0 < extent; p0 += width) {
+          float* d = dst + (p0 / width) * panel_size + k * width;
+          const std::int64_t valid = extent - p0 < width ? extent - p0 : width;
+          for (std::int64_t w = 0; w < valid; ++w) d[w] = load_as_f32<T>(data, src + (p0 + w) * ls);
+        }
+      }
+    };
+    if (line_stride == 1) pack_k_rows(std::true_type{});
+    else pack_k_rows(std::false_type{});
+  }
+  // Zero the lines past the edge of the last panel.
+  if (const std::int64_t valid = extent % width; valid != 0) {
+    float* last = dst + (extent / width) * panel_size;
+    for (std::int64_t k = 0; k < kc; ++k)
+      std::memset(last + k * width + valid, 0, sizeof(float) * static_cast<std::size_t>(width - valid));
+  }
+}
+
+// op(A) rows [i0, i0+mc) x k [k0, k0+kc) -> ceil(mc/mr) panels of kc x mr,
+// packed_panel_stride(kc, mr) apart.
+inline void pack_a(const GemmMatrix& a, std::int64_t batch, std::int64_t i0, std::int64_t mc, std::int64_t k0,
+                   std::int64_t kc, int mr, float* dst) {
+  switch (a.dtype) {
+    case DType::f16: return pack_panels<DType::f16>(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst);
+    case DType::bf16: return pack_panels<DType::bf16>(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst);
+    default: return pack_panels<DType::f32>(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst);
+  }
+}
+
+// op(B) k [k0, k0+kc) x columns [j0, j0+nc) -> ceil(nc/nr) panels of kc x nr,
+// packed_panel_stride(kc, nr) apart.
+inline void pack_b(const GemmMatrix& b, std::int64_t batch, std::int64_t j0, std::int64_t nc, std::int64_t k0,
+                   std::int64_t kc, int nr, float* dst) {
+  switch (b.dtype) {
+    case DType::f16: return pack_panels<DType::f16>(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
+    case DType::bf16: return pack_panels<DType::bf16>(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
+    default: return pack_panels<DType::f32>(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
+  }
+}
+
+}  // namespace hal::cpu_ref

@@ -1,0 +1,96 @@
+// Validation of the transformer-specific ops: rope, embedding, attention.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "hal/error.h"
+#include "ops/validate_util.h"
+
+namespace hal::ops::detail {
+
+RopeCall validate_rope(const RopeCall& c) {
+  const std::string_view op = "rope";
+  check_tensor(op, "x", c.x, Role::input);
+  check_tensor(op, "positions", c.positions, Role::input);
+  check_tensor(op, "y", c.y, Role::output);
+  check_same_device(op, {{"x", &c.x}, {"positions", &c.positions}, {"y", &c.y}});
+  check_compute_dtype(op, "x", c.x);
+  check_output_dtype(op, c.y, "x", c.x);
+  check_dtype_equals(op, "positions", c.positions, DType::i32, "token positions");
+  check_rank(op, "x", c.x, 4, 4);
+  const std::int64_t batch = c.x.shape[0], seq = c.x.shape[1], head_dim = c.x.shape[3];
+  if (!(c.positions.shape == Shape{batch, seq}) && !(c.positions.shape == Shape{seq}))
+    throw_invalid_argument(op, "positions", fmt::format("shape [{}, {}] or [{}] ([batch, seq] or [seq])", batch, seq, seq),
+                           c.positions.shape.str());
+  check_shape_equals(op, "y", c.y, c.x.shape, "same as x");
+  if (head_dim % 2 != 0)
+    throw_invalid_argument(op, "x", "an even head_dim (last dim)", c.x.shape.str());
+
+  RopeCall out = c;
+  if (out.rotary_dim == 0) out.rotary_dim = static_cast<int>(head_dim);
+  if (out.rotary_dim < 0 || out.rotary_dim > head_dim || out.rotary_dim % 2 != 0 ||
+      (out.rotary_dim == 0 && head_dim > 0))
+    throw_invalid_argument(op, "rotary_dim", fmt::format("an even value in (0, {}] (head_dim), or 0 for all", head_dim),
+                           std::to_string(c.rotary_dim));
+  if (!(c.theta > 0) || !std::isfinite(c.theta))
+    throw_invalid_argument(op, "theta", "a finite value > 0", fmt::format("{}", c.theta));
+  if (c.style != RopeStyle::neox && c.style != RopeStyle::gptj)
+    throw_invalid_argument(op, "style", "neox or gptj", std::to_string(static_cast<int>(c.style)));
+  check_no_overlap(op, {"y", &c.y}, {{"x", &c.x}, {"positions", &c.positions}});
+  return out;
+}
+
+EmbeddingCall validate_embedding(const EmbeddingCall& c) {
+  const std::string_view op = "embedding";
+  check_tensor(op, "table", c.table, Role::input);
+  check_tensor(op, "ids", c.ids, Role::input);
+  check_tensor(op, "y", c.y, Role::output);
+  check_same_device(op, {{"table", &c.table}, {"ids", &c.ids}, {"y", &c.y}});
+  check_rank(op, "table", c.table, 2, 2);
+  if (c.ids.dtype != DType::i32 && c.ids.dtype != DType::i64)
+    throw_invalid_argument(op, "ids", "dtype i32 or i64", c.ids.str());
+  check_rank(op, "ids", c.ids, 0, kMaxRank - 1);
+  check_dtype_equals(op, "y", c.y, c.table.dtype, "same as table");
+  Shape want = c.ids.shape;
+  want.push_back(c.table.shape[1]);
+  check_shape_equals(op, "y", c.y, want, "ids.shape + [dim]");
+  check_no_overlap(op, {"y", &c.y}, {{"table", &c.table}, {"ids", &c.ids}});
+  return c;
+}
+
+AttentionCall validate_attention(const AttentionCall& c) {
+  const std::string_view op = "attention";
+  check_tensor(op, "q", c.q, Role::input);
+  check_tensor(op, "k", c.k, Role::input);
+  check_tensor(op, "v", c.v, Role::input);
+  check_tensor(op, "y", c.y, Role::output);
+  check_same_device(op, {{"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"y", &c.y}});
+  check_compute_dtype(op, "q", c.q);
+  check_dtype_equals(op, "k", c.k, c.q.dtype, "same as q");
+  check_dtype_equals(op, "v", c.v, c.q.dtype, "same as q");
+  check_output_dtype(op, c.y, "q", c.q);
+  check_rank(op, "q", c.q, 4, 4);
+  check_rank(op, "k", c.k, 4, 4);
+  check_rank(op, "v", c.v, 4, 4);
+  check_rank(op, "y", c.y, 4, 4);
+
+  const std::int64_t b = c.q.shape[0], sq = c.q.shape[1], hq = c.q.shape[2], d = c.q.shape[3];
+  const std::int64_t sk = c.k.shape[1], hkv = c.k.shape[2], dv = c.v.shape[3];
+  if (c.k.shape[0] != b || c.k.shape[3] != d)
+    throw_invalid_argument(op, "k", fmt::format("shape [{}, sk, hkv, {}] (batch and head_dim of q)", b, d),
+                           c.k.shape.str());
+  if (hkv == 0 || hq % hkv != 0)
+    throw_invalid_argument(op, "k", fmt::format("a kv head count that divides q's {} heads", hq), c.k.shape.str());
+  if (c.v.shape[0] != b || c.v.shape[1] != sk || c.v.shape[2] != hkv)
+    throw_invalid_argument(op, "v", fmt::format("shape [{}, {}, {}, dv] (batch, sk and hkv of k)", b, sk, hkv),
+                           c.v.shape.str());
+  check_shape_equals(op, "y", c.y, Shape{b, sq, hq, dv}, "[batch, sq, hq, dv]");
+
+  AttentionCall out = c;
+  check_finite(op, "scale", c.scale);
+  if (out.scale == 0.0f) out.scale = d > 0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : 1.0f;
+  check_no_overlap(op, {"y", &c.y}, {{"q", &c.q}, {"k", &c.k}, {"v", &c.v}});
+  return out;
+}
+
+}  // namespace hal::ops::detail

@@ -1,0 +1,252 @@
+// The `hal` command-line tool, run as a separate process on .npy files written
+// and read with tools/npy.h. The binary's path comes from HAL_CLI_PATH (set by
+// tests/CMakeLists.txt when the tool is built); without it the tests skip.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "hal/dtype.h"
+#include "tools/npy.h"
+
+namespace {
+
+using hal::DType;
+using hal::tools::HostArray;
+
+struct CliResult {
+  int status;
+  std::string output;  // stdout and stderr together
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef HAL_CLI_PATH
+    GTEST_SKIP() << "the hal tool is not built (HAL_BUILD_TOOLS=OFF)";
+#else
+    cli_ = HAL_CLI_PATH;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("hal_cli_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+#endif
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  CliResult run(const std::string& args) const {
+    const std::string out = path("cli_output.txt");
+    const std::string cmd = "'" + cli_ + "' " + args + " > '" + out + "' 2>&1";
+    const int raw = std::system(cmd.c_str());
+    std::ifstream in(out);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, text};
+  }
+
+  std::string write_f32(const std::string& name, const hal::Shape& shape, const std::vector<float>& values) const {
+    HostArray a;
+    a.dtype = DType::f32;
+    a.shape = shape;
+    a.bytes.resize(values.size() * sizeof(float));
+    std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
+    const std::string p = path(name);
+    hal::tools::write_npy(p, a);
+    return p;
+  }
+
+  static std::vector<float> read_f32(const std::string& p, hal::Shape* shape = nullptr) {
+    const HostArray a = hal::tools::read_npy(p);
+    EXPECT_EQ(a.dtype, DType::f32);
+    if (shape) *shape = a.shape;
+    std::vector<float> v(a.bytes.size() / sizeof(float));
+    std::memcpy(v.data(), a.bytes.data(), a.bytes.size());
+    return v;
+  }
+
+ private:
+  std::string cli_;
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTest, DevicesListsTheCpuAndBackends) {
+  const CliResult r = run("devices");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("cpu"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("backends:"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, DevicesJsonIsWellFormedAndNamesTheCpu) {
+  const CliResult r = run("devices --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("\"name\": \"cpu\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"backends\""), std::string::npos) << r.output;
+  // Brackets balance outside strings, and the document is one object.
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : r.output) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    ASSERT_GE(depth, 0);
+  }
+  EXPECT_EQ(depth, 0);
+  EXPECT_FALSE(in_string);
+  EXPECT_EQ(r.output.front(), '{');
+}
+
+TEST_F(CliTest, HelpAndUsage) {
+  const CliResult none = run("");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.output.find("usage: hal"), std::string::npos) << none.output;
+  const CliResult help = run("--help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.output.find("devices"), std::string::npos);
+  const CliResult run_help = run("run --help");
+  EXPECT_EQ(run_help.status, 0);
+  EXPECT_NE(run_help.output.find("attention"), std::string::npos) << run_help.output;
+}
+
+TEST_F(CliTest, RunAddBroadcasts) {
+  const std::string a = write_f32("a.npy", {2, 3}, {1, 2, 3, 4, 5, 6});
+  const std::string b = write_f32("b.npy", {3}, {10, 20, 30});
+  const CliResult r = run("run add --device cpu --in a=" + a + " --in b=" + b + " --out y=" + path("y.npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  hal::Shape shape;
+  const std::vector<float> y = read_f32(path("y.npy"), &shape);
+  EXPECT_EQ(shape, (hal::Shape{2, 3}));
+  const std::vector<float> want = {11, 22, 33, 14, 25, 36};
+  EXPECT_EQ(y, want);
+}
+
+TEST_F(CliTest, RunGemmWithTransB) {
+  // A [2, 3]; B given as [N=4, K=3].
+  const std::vector<float> av = {1, 2, 3, -1, 0.5f, 2};
+  const std::vector<float> bv = {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1};
+  const std::string a = write_f32("a.npy", {2, 3}, av);
+  const std::string b = write_f32("b.npy", {4, 3}, bv);
+  const CliResult r = run("run gemm --device cpu --in a=" + a + " --in b=" + b +
+                          " --attr trans_b=true --attr alpha=2 --out y=" + path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  hal::Shape shape;
+  const std::vector<float> c = read_f32(path("c.npy"), &shape);
+  ASSERT_EQ(shape, (hal::Shape{2, 4}));
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) {
+      double want = 0;
+      for (int k = 0; k < 3; ++k) want += av[i * 3 + k] * bv[j * 3 + k];
+      EXPECT_NEAR(c[i * 4 + j], 2 * want, 1e-5) << i << "," << j;
+    }
+}
+
+TEST_F(CliTest, RunSoftmax) {
+  const std::vector<float> xv = {0, 1, 2, 3, -1, 5, 5, 5, 5, 5};
+  const std::string x = write_f32("x.npy", {2, 5}, xv);
+  const CliResult r = run("run softmax --in x=" + x + " --out y=" + path("y.npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<float> y = read_f32(path("y.npy"));
+  ASSERT_EQ(y.size(), 10u);
+  for (int row = 0; row < 2; ++row) {
+    double sum = 0;
+    for (int j = 0; j < 5; ++j) sum += std::exp(static_cast<double>(xv[row * 5 + j]));
+    for (int j = 0; j < 5; ++j)
+      EXPECT_NEAR(y[row * 5 + j], std::exp(static_cast<double>(xv[row * 5 + j])) / sum, 1e-6) << row << "," << j;
+  }
+  EXPECT_NEAR(y[7], 0.2f, 1e-7);
+}
+
+TEST_F(CliTest, InputConversionToBf16RoundsOnLoad) {
+  // 1 + 2^-8 is not a bf16 value: it rounds (ties to even) to 1.0 on load,
+  // so a + b is 1.0 exactly, written back as f32.
+  const std::string a = write_f32("a.npy", {2}, {1.00390625f, 3.0f});
+  const std::string b = write_f32("b.npy", {2}, {0.0f, 0.0f});
+  const CliResult r =
+      run("run add --in a=" + a + ":bf16 --in b=" + b + ":bf16 --out y=" + path("y.npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<float> y = read_f32(path("y.npy"));
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_EQ(y[0], 1.0f);
+  EXPECT_EQ(y[1], 3.0f);
+}
+
+TEST_F(CliTest, OutputConversionOnSave) {
+  const std::string x = write_f32("x.npy", {3}, {-1.5f, 0.0f, 2.25f});
+  const CliResult r = run("run abs --in x=" + x + " --out y=" + path("y.npy") + ":f64");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const HostArray y = hal::tools::read_npy(path("y.npy"));
+  ASSERT_EQ(y.dtype, DType::f64);
+  double v[3];
+  std::memcpy(v, y.bytes.data(), sizeof v);
+  EXPECT_EQ(v[0], 1.5);
+  EXPECT_EQ(v[2], 2.25);
+}
+
+TEST_F(CliTest, FillRandomWritesRequestedShape) {
+  const CliResult r = run("run fill_random --attr shape=4,5 --attr seed=9 --attr a=-2 --attr b=3 --out y=" + path("r.npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  hal::Shape shape;
+  const std::vector<float> y = read_f32(path("r.npy"), &shape);
+  EXPECT_EQ(shape, (hal::Shape{4, 5}));
+  for (float v : y) {
+    EXPECT_GE(v, -2.0f);
+    EXPECT_LT(v, 3.0f);
+  }
+}
+
+TEST_F(CliTest, TruncatedNpyIsAnErrorNamingTheFile) {
+  const std::string a = write_f32("a.npy", {4}, {1, 2, 3, 4});
+  std::filesystem::resize_file(a, std::filesystem::file_size(a) - 4);
+  const std::string b = write_f32("b.npy", {4}, {1, 2, 3, 4});
+  const CliResult r = run("run add --in a=" + a + " --in b=" + b + " --out y=" + path("y.npy"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find(a), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("truncated"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("y.npy")));
+}
+
+TEST_F(CliTest, UnknownOpIsAUsageError) {
+  const CliResult r = run("run frobnicate --in x=x.npy --out y=y.npy");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown op 'frobnicate'"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, UnknownAttributeInputAndMissingInputAreUsageErrors) {
+  const std::string x = write_f32("x.npy", {2}, {1, 2});
+  const CliResult attr = run("run exp --in x=" + x + " --attr axis=0 --out y=" + path("y.npy"));
+  EXPECT_EQ(attr.status, 2) << attr.output;
+  EXPECT_NE(attr.output.find("unknown attribute 'axis'"), std::string::npos) << attr.output;
+  const CliResult input = run("run exp --in z=" + x + " --out y=" + path("y.npy"));
+  EXPECT_EQ(input.status, 2) << input.output;
+  EXPECT_NE(input.output.find("unknown input 'z'"), std::string::npos) << input.output;
+  const CliResult missing = run("run add --in a=" + x + " --out y=" + path("y.npy"));
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  EXPECT_NE(missing.output.find("missing input 'b'"), std::string::npos) << missing.output;
+  const CliResult value = run("run sum --in x=" + x + " --attr axis=first --out y=" + path("y.npy"));
+  EXPECT_EQ(value.status, 2) << value.output;
+  EXPECT_NE(value.output.find("'first'"), std::string::npos) << value.output;
+}
+
+TEST_F(CliTest, ValidationErrorExitsWithStatus1) {
+  const std::string a = write_f32("a.npy", {2, 3}, {1, 2, 3, 4, 5, 6});
+  const std::string b = write_f32("b.npy", {4}, {1, 2, 3, 4});
+  const CliResult r = run("run mul --in a=" + a + " --in b=" + b + " --out y=" + path("y.npy"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("mul: argument 'b'"), std::string::npos) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,354 @@
+// CPU gemm against a naive fp64 triple loop, with error bounds derived from
+// rounding-error analysis (not tuned to the implementation), plus the
+// reproducibility properties the blocked kernel promises: bitwise identical
+// results for any thread count, any cache blocking, and for a sub-block
+// computed on its own.
+#include <gtest/gtest.h>
+#include <tbb/task_arena.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "cpu_ref/activation.h"
+#include "cpu_ref/gemm_blocked.h"
+#include "cpu_ref/gemm_microkernel.h"
+#include "cpu_ref/kernels.h"
+#include "hal/dtype.h"
+#include "hal/error.h"
+#include "hal/tensor.h"
+
+namespace {
+
+using hal::DType;
+using hal::Shape;
+using hal::Tensor;
+
+// Host storage of any dtype: raw bytes, addressed through hal's element access.
+struct HostArray {
+  DType dtype;
+  std::vector<unsigned char> bytes;
+  HostArray(DType t, std::int64_t n) : dtype(t), bytes(static_cast<std::size_t>(n) * hal::dtype_size(t)) {}
+  void* data() { return bytes.data(); }
+  double get(std::int64_t i) const { return hal::load_element(bytes.data(), dtype, i); }
+  void set(std::int64_t i, double v) { hal::store_element(bytes.data(), dtype, i, v); }
+  Tensor view(const Shape& shape) { return Tensor::contiguous(data(), nullptr, dtype, shape); }
+  Tensor view(const Shape& shape, const hal::Strides& strides, std::int64_t offset = 0) {
+    Tensor t = view(shape);
+    t.strides = strides;
+    t.offset = offset;
+    return t;
+  }
+};
+
+// Deterministic values in [-1, 1), already rounded to the array's dtype.
+void fill(HostArray& a, std::uint64_t seed) {
+  std::uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(a.bytes.size() / hal::dtype_size(a.dtype)); ++i) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    a.set(i, static_cast<double>(s >> 11) * 0x1.0p-52 - 1.0);
+  }
+}
+
+double unit_roundoff(DType t) {
+  switch (t) {
+    case DType::f64: return 0x1.0p-53;
+    case DType::f16: return 0x1.0p-11;
+    case DType::bf16: return 0x1.0p-8;
+    default: return 0x1.0p-24;
+  }
+}
+
+// Reads element (b, i, j) of a rank-2/3 tensor as a matrix, transposed or not.
+double matrix_at(const Tensor& t, std::int64_t b, std::int64_t i, std::int64_t j, bool transposed) {
+  const int r = t.rank();
+  if (transposed) std::swap(i, j);
+  std::int64_t idx = t.offset + i * t.strides[r - 2] + j * t.strides[r - 1];
+  if (r == 3 && t.shape[0] != 1) idx += b * t.strides[0];
+  return hal::load_element(t.data, t.dtype, idx);
+}
+
+// C after the call, computed in fp64 from exactly the stored inputs, with the
+// bound on |computed - exact|: fp32 accumulation of K products costs at most
+// gamma_K = K*u/(1-K*u) times sum|a*b| (Higham 3.5), the three fp32 epilogue
+// operations (alpha*, +beta*C, +bias) at most one u each of the running
+// magnitude, the activation amplifies an input error by at most its Lipschitz
+// constant (< 1.13 for relu, gelu_tanh, silu) and adds a few ulps of its own,
+// and the final rounding to C's dtype adds u_out*|result|. With f64 C the
+// oracle path sums in fp64 (u = 2^-53) and the same reasoning applies.
+struct Expected {
+  std::vector<double> value, bound;
+};
+
+Expected reference(const hal::GemmCall& call, const std::vector<double>& c_before) {
+  const Tensor &a = call.a, &b = call.b, &c = call.c;
+  const std::int64_t batch = c.rank() == 3 ? c.shape[0] : 1;
+  const std::int64_t m = c.shape[c.rank() - 2], n = c.shape[c.rank() - 1];
+  const std::int64_t k = a.shape[a.rank() - (call.trans_a ? 2 : 1)];
+  const bool f64 = c.dtype == DType::f64;
+  const double u_acc = f64 ? 0x1.0p-53 : 0x1.0p-24;
+  const double gamma = (k + 3) * u_acc / (1.0 - (k + 3) * u_acc);
+  const double u_out = unit_roundoff(c.dtype);
+  Expected e;
+  for (std::int64_t bi = 0; bi < batch; ++bi)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double sum = 0, abs_sum = 0;
+        for (std::int64_t p = 0; p < k; ++p) {
+          const double prod = matrix_at(a, bi, i, p, call.trans_a) * matrix_at(b, bi, p, j, call.trans_b);
+          sum += prod;
+          abs_sum += std::fabs(prod);
+        }
+        const double c0 = c_before[e.value.size()];
+        const double bias = call.bias ? hal::load_element(call.bias->data, call.bias->dtype, j) : 0.0;
+        double pre = call.alpha * sum + bias;
+        double magnitude = std::fabs(call.alpha) * abs_sum + std::fabs(bias);
+        if (call.beta != 0) {
+          pre += call.beta * c0;
+          magnitude += std::fabs(call.beta * c0);
+        }
+        const double v = hal::cpu_ref::apply_activation(call.activation, pre);
+        e.value.push_back(v);
+        e.bound.push_back(1.13 * gamma * magnitude + (u_out + 8 * u_acc) * std::fabs(v) +
+                          std::numeric_limits<float>::denorm_min());
+      }
+  return e;
+}
+
+// Every element of C (as a [batch,] M x N matrix, any strides).
+std::vector<double> read_matrix(const Tensor& c) {
+  std::vector<double> out;
+  const std::int64_t batch = c.rank() == 3 ? c.shape[0] : 1;
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t i = 0; i < c.shape[c.rank() - 2]; ++i)
+      for (std::int64_t j = 0; j < c.shape[c.rank() - 1]; ++j) out.push_back(matrix_at(c, b, i, j, false));
+  return out;
+}
+
+// Runs `call` (with `run`, default cpu_ref::gemm) and checks every element.
+template <class Run>
+void check_against_reference(const hal::GemmCall& call, Run run, const std::string& what) {
+  const std::vector<double> before = read_matrix(call.c);
+  const Expected e = reference(call, before);
+  run(call);
+  const std::vector<double> got = read_matrix(call.c);
+  int failures = 0;
+  for (std::size_t i = 0; i < got.size() && failures < 5; ++i) {
+    if (!(std::fabs(got[i] - e.value[i]) <= e.bound[i])) {
+      ++failures;
+      ADD_FAILURE() << what << ": element " << i << " got " << got[i] << ", expected " << e.value[i]
+                    << " +- " << e.bound[i];
+    }
+  }
+}
+void check_against_reference(const hal::GemmCall& call, const std::string& what) {
+  check_against_reference(call, [](const hal::GemmCall& c) { hal::cpu_ref::gemm(c); }, what);
+}
+
+// Operands of one test problem, stored as the call's transposes require.
+struct Problem {
+  HostArray a, b, c;
+  hal::GemmCall call;
+  Problem(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, DType in = DType::f32,
+          DType out = DType::f32)
+      : a(in, m * k), b(in, k * n), c(out, m * n) {
+    fill(a, 1 + m * 7 + k * 3 + ta);
+    fill(b, 2 + n * 5 + k + tb);
+    fill(c, 3 + m + n);
+    call.a = a.view(ta ? Shape{k, m} : Shape{m, k});
+    call.b = b.view(tb ? Shape{n, k} : Shape{k, n});
+    call.c = c.view({m, n});
+    call.trans_a = ta;
+    call.trans_b = tb;
+  }
+};
+
+struct Dims3 {
+  std::int64_t m, n, k;
+};
+const Dims3 kOddShapes[] = {{1, 1, 1}, {7, 13, 5}, {33, 65, 129}, {127, 257, 31}};
+
+TEST(CpuGemm, OddShapesAllTransposesMatchReference) {
+  for (const auto& s : kOddShapes)
+    for (int t = 0; t < 4; ++t) {
+      Problem p(s.m, s.n, s.k, t & 1, t & 2);
+      check_against_reference(p.call, "shape " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                                          std::to_string(s.k) + " trans " + std::to_string(t));
+    }
+}
+
+// Each ISA kernel this CPU has (not only the one selected), with a blocking
+// small enough to give several KC blocks and edge tiles in both directions.
+// The result must not depend on the blocking at all: same bits as the default.
+TEST(CpuGemm, EveryMicroKernelAndBlockingGivesTheSameBits) {
+  for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
+    Problem p(61, 75, 83, false, true);
+    const hal::cpu_ref::GemmBlocking small{2 * kernel.mr, 2 * kernel.nr, 16};
+    check_against_reference(
+        p.call,
+        [&](const hal::GemmCall& c) {
+          hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(c), kernel, small);
+        },
+        kernel.name);
+    const auto small_bits = p.c.bytes;
+    hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(p.call), kernel);
+    EXPECT_EQ(small_bits, p.c.bytes) << kernel.name;
+    // One MC block per task (no packed-B reuse across row blocks).
+    hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(p.call), kernel,
+                                    {kernel.mr, kernel.nr, 7, kernel.mr});
+    EXPECT_EQ(small_bits, p.c.bytes) << kernel.name << " one MC block per task";
+  }
+}
+
+TEST(CpuGemm, BatchedWithBroadcastOperands) {
+  const std::int64_t batch = 3, m = 9, n = 17, k = 11;
+  HostArray a(DType::f32, batch * m * k), b(DType::f32, k * n), c(DType::f32, batch * m * n);
+  fill(a, 10);
+  fill(b, 11);
+  hal::GemmCall call;
+  // Rank-3 A and C, rank-2 B shared by every batch.
+  call.a = a.view({batch, m, k});
+  call.b = b.view({k, n});
+  call.c = c.view({batch, m, n});
+  check_against_reference(call, "rank-2 B");
+  // A broadcast through a batch stride of 0 (only A's first matrix is read).
+  call.a = a.view({batch, m, k}, {0, k, 1});
+  check_against_reference(call, "batch stride 0");
+  const auto got = read_matrix(call.c);
+  for (std::int64_t i = 0; i < m * n; ++i) {
+    EXPECT_EQ(got[i], got[m * n + i]);
+    EXPECT_EQ(got[i], got[2 * m * n + i]);
+  }
+  // Transposed B with a batch dim of extent 1.
+  call.a = a.view({batch, m, k});
+  call.b = b.view({1, n, k});
+  call.trans_b = true;
+  check_against_reference(call, "B batch 1, transposed");
+}
+
+TEST(CpuGemm, StridedAndTransposedOutputViews) {
+  const std::int64_t m = 23, n = 37, k = 19;
+  Problem p(m, n, k, false, false);
+  // C written through a transposed view: storage is [N, M] row-major.
+  HostArray ct(DType::f32, n * m);
+  fill(ct, 5);
+  p.call.c = ct.view({m, n}, {1, m});
+  p.call.beta = 0.5f;
+  check_against_reference(p.call, "transposed C");
+  // C as a window of a wider matrix (row stride n + 5, offset 3); the gaps are untouched.
+  HostArray wide(DType::f32, m * (n + 5) + 3);
+  fill(wide, 6);
+  const auto original = wide.bytes;
+  p.call.c = wide.view({m, n}, {n + 5, 1}, 3);
+  check_against_reference(p.call, "padded C");
+  for (std::int64_t idx = 0; idx < m * (n + 5) + 3; ++idx) {
+    const std::int64_t rel = idx - 3;
+    if (rel >= 0 && rel % (n + 5) < n) continue;
+    EXPECT_EQ(std::memcmp(&wide.bytes[idx * 4], &original[idx * 4], 4), 0) << "gap element " << idx;
+  }
+}
+
+TEST(CpuGemm, HalfPrecisionInputsAndOutputs) {
+  struct Case {
+    DType in, out;
+  };
+  for (const auto& cs : {Case{DType::f16, DType::f32}, Case{DType::bf16, DType::f32}, Case{DType::bf16, DType::bf16},
+                         Case{DType::f16, DType::f16}})
+    for (int t = 0; t < 4; ++t) {
+      Problem p(45, 70, 67, t & 1, t & 2, cs.in, cs.out);
+      p.call.beta = 1.0f;
+      check_against_reference(p.call, std::string(hal::dtype_name(cs.in)) + "->" +
+                                          std::string(hal::dtype_name(cs.out)) + " trans " + std::to_string(t));
+    }
+}
+
+TEST(CpuGemm, AlphaBetaBiasAndEachActivation) {
+  for (auto act : {hal::Activation::none, hal::Activation::relu, hal::Activation::gelu_tanh, hal::Activation::silu})
+    for (DType out : {DType::f32, DType::bf16}) {
+      Problem p(29, 41, 53, true, false, DType::f32, out);
+      HostArray bias(out, 41);
+      fill(bias, 9);
+      p.call.bias = bias.view({41});
+      p.call.alpha = 0.75f;
+      p.call.beta = -1.5f;
+      p.call.activation = act;
+      check_against_reference(p.call, std::string(hal::to_string(act)) + " " + std::string(hal::dtype_name(out)));
+    }
+}
+
+TEST(CpuGemm, EmptyReductionGivesZeroProduct) {
+  Problem p(5, 6, 0, false, false);
+  HostArray bias(DType::f32, 6);
+  fill(bias, 4);
+  p.call.bias = bias.view({6});
+  p.call.beta = 2.0f;
+  const auto before = read_matrix(p.call.c);
+  hal::cpu_ref::gemm(p.call);
+  const auto got = read_matrix(p.call.c);
+  for (std::int64_t i = 0; i < 30; ++i)
+    EXPECT_EQ(got[i], static_cast<double>(2.0f * static_cast<float>(before[i]) + static_cast<float>(bias.get(i % 6))));
+}
+
+TEST(CpuGemm, BetaZeroDoesNotReadC) {
+  for (DType out : {DType::f32, DType::bf16, DType::f64}) {
+    Problem p(13, 34, 21, false, true, out == DType::f64 ? DType::f64 : DType::f32, out);
+    for (std::int64_t i = 0; i < 13 * 34; ++i) p.c.set(i, std::numeric_limits<double>::quiet_NaN());
+    p.call.beta = 0.0f;
+    hal::cpu_ref::gemm(p.call);
+    for (double v : read_matrix(p.call.c)) ASSERT_FALSE(std::isnan(v)) << hal::dtype_name(out);
+  }
+}
+
+TEST(CpuGemm, Fp64OracleMatchesReference) {
+  for (int t = 0; t < 4; ++t) {
+    Problem p(33, 65, 129, t & 1, t & 2, DType::f64, DType::f64);
+    p.call.beta = 0.25f;
+    p.call.activation = hal::Activation::gelu_tanh;
+    check_against_reference(p.call, "f64 trans " + std::to_string(t));
+  }
+  // f32 inputs into an f64 C are also summed in fp64.
+  Problem p(20, 30, 40, false, false, DType::f32, DType::f64);
+  check_against_reference(p.call, "f32 -> f64");
+}
+
+TEST(CpuGemm, BitwiseIdenticalForAnyThreadCount) {
+  Problem p(300, 300, 300, false, false);
+  hal::cpu_ref::gemm(p.call);
+  const auto parallel = p.c.bytes;
+  std::fill(p.c.bytes.begin(), p.c.bytes.end(), 0);
+  tbb::task_arena one_thread(1);
+  one_thread.execute([&] { hal::cpu_ref::gemm(p.call); });
+  EXPECT_EQ(parallel, p.c.bytes);
+}
+
+TEST(CpuGemm, SubBlockEqualsTheSameRowsAndColumnsOfTheFullProduct) {
+  const std::int64_t m = 200, n = 150, k = 300;
+  Problem full(m, n, k, false, false);
+  hal::cpu_ref::gemm(full.call);
+  // Rows 64..127 and columns 40..109 via views of A's rows and B's columns:
+  // these land at different tile positions than in the full product.
+  const std::int64_t r0 = 64, rows = 64, c0 = 40, cols = 70;
+  HostArray sub(DType::f32, rows * cols);
+  hal::GemmCall call = full.call;
+  call.a = full.a.view({rows, k}, {k, 1}, r0 * k);
+  call.b = full.b.view({k, cols}, {n, 1}, c0);
+  call.c = sub.view({rows, cols});
+  hal::cpu_ref::gemm(call);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j)
+      ASSERT_EQ(std::memcmp(&sub.bytes[(i * cols + j) * 4], &full.c.bytes[((r0 + i) * n + c0 + j) * 4], 4), 0)
+          << "row " << i << " col " << j;
+}
+
+TEST(CpuGemm, MismatchedInnerDimensionThrows) {
+  HostArray a(DType::f32, 12), b(DType::f32, 12), c(DType::f32, 9);
+  hal::GemmCall call;
+  call.a = a.view({3, 4});
+  call.b = b.view({3, 4});  // needs 4 rows
+  call.c = c.view({3, 3});
+  EXPECT_THROW(hal::cpu_ref::gemm(call), hal::Error);
+}
+
+}  // namespace

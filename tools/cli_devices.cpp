@@ -1,0 +1,101 @@
+// `hal devices [--json]`: every device with its properties and every backend
+// compiled in, with the reason when it cannot run here.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+
+#include "hal/registry.h"
+#include "tools/cli.h"
+#include "tools/json_writer.h"
+
+namespace hal::tools {
+
+namespace {
+
+constexpr const char* kHelp =
+    "usage: hal devices [--json]\n"
+    "\n"
+    "Lists every available device with its properties (name, backend, model,\n"
+    "arch, compute units, memory, warp size, L2, clock, peak rates, features)\n"
+    "and every backend compiled in, with the reason when it is unavailable.\n"
+    "\n"
+    "  --json   machine-readable output: {\"devices\": [...], \"backends\": [...]}\n";
+
+std::string device_json(const DeviceInfo& d) {
+  std::string features;
+  for (const std::string& f : d.features) features += (features.empty() ? "" : ", ") + json_string(f);
+  return fmt::format(
+      "    {{\"name\": {}, \"backend\": {}, \"index\": {}, \"model\": {}, \"arch\": {}, \"compute_units\": {}, "
+      "\"memory_bytes\": {}, \"warp_size\": {}, \"l2_bytes\": {}, \"clock_mhz\": {}, \"peak_fp32_tflops\": {}, "
+      "\"peak_bf16_tflops\": {}, \"peak_bandwidth_gbps\": {}, \"features\": [{}]}}",
+      json_string(d.name), json_string(d.backend), d.index, json_string(d.model), json_string(d.arch),
+      d.compute_units, d.memory_bytes, d.warp_size, d.l2_bytes, d.clock_mhz, json_number(d.peak_fp32_tflops),
+      json_number(d.peak_bf16_tflops), json_number(d.peak_bandwidth_gbps), features);
+}
+
+void print_json() {
+  std::string out = "{\n  \"devices\": [\n";
+  const auto devs = devices();
+  for (std::size_t i = 0; i < devs.size(); ++i)
+    out += device_json(devs[i]->info()) + (i + 1 < devs.size() ? ",\n" : "\n");
+  out += "  ],\n  \"backends\": [\n";
+  const auto bs = backends();
+  for (std::size_t i = 0; i < bs.size(); ++i) {
+    out += fmt::format("    {{\"name\": {}, \"available\": {}, \"device_count\": {}, \"reason\": {}}}{}",
+                       json_string(bs[i].name), bs[i].available ? "true" : "false", bs[i].device_count,
+                       json_string(bs[i].reason), i + 1 < bs.size() ? ",\n" : "\n");
+  }
+  out += "  ]\n}\n";
+  std::fputs(out.c_str(), stdout);
+}
+
+void print_text() {
+  for (Device* dev : devices()) {
+    const DeviceInfo& d = dev->info();
+    fmt::print("{}  ({} device {})\n", d.name, d.backend, d.index);
+    fmt::print("  model:          {}\n", d.model.empty() ? "unknown" : d.model);
+    fmt::print("  arch:           {}\n", d.arch.empty() ? "unknown" : d.arch);
+    fmt::print("  compute units:  {}\n", d.compute_units);
+    fmt::print("  memory:         {:.2f} GiB ({} bytes)\n", static_cast<double>(d.memory_bytes) / (1u << 30),
+               d.memory_bytes);
+    fmt::print("  warp size:      {}\n", d.warp_size);
+    fmt::print("  L2:             {} bytes\n", d.l2_bytes);
+    fmt::print("  clock:          {} MHz\n", d.clock_mhz);
+    fmt::print("  peak fp32:      {} TFLOP/s\n", d.peak_fp32_tflops);
+    fmt::print("  peak bf16:      {} TFLOP/s\n", d.peak_bf16_tflops);
+    fmt::print("  peak bandwidth: {} GB/s\n", d.peak_bandwidth_gbps);
+    fmt::print("  features:       {}\n", d.features.empty() ? "none" : fmt::format("{}", fmt::join(d.features, " ")));
+  }
+  fmt::print("backends:\n");
+  for (const BackendStatus& b : backends()) {
+    if (b.available)
+      fmt::print("  {:<6} available, {} device(s)\n", b.name, b.device_count);
+    else
+      fmt::print("  {:<6} unavailable: {}\n", b.name, b.reason);
+  }
+}
+
+}  // namespace
+
+int devices_main(int argc, char** argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (is_help_flag(arg)) {
+      std::fputs(kHelp, stdout);
+      return kExitOk;
+    }
+    if (arg == "--json")
+      json = true;
+    else
+      throw UsageError(fmt::format("devices: unknown option '{}' (see hal devices --help)", arg));
+  }
+  if (json)
+    print_json();
+  else
+    print_text();
+  return kExitOk;
+}
+
+}  // namespace hal::tools

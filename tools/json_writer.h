@@ -1,0 +1,44 @@
+#pragma once
+// Minimal hand-written JSON output (the tool has no JSON library dependency).
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace hal::tools {
+
+// A JSON string literal, quotes included, with control characters escaped.
+inline std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;  // UTF-8 bytes pass through unchanged
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// JSON has no NaN or Infinity: they become null.
+inline std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace hal::tools

@@ -1,0 +1,348 @@
+// `hal run`: op table, attribute parsing and op-call construction.
+#include "tools/run_ops.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "hal/error.h"
+#include "tools/cli.h"
+
+namespace hal::tools {
+
+namespace {
+
+const std::vector<OpSpec>& table() {
+  static const std::vector<OpSpec> specs = [] {
+    std::vector<OpSpec> v;
+    v.push_back({"gemm", {"a", "b"}, {"c", "bias"}, {"trans_a", "trans_b", "alpha", "beta", "activation", "dtype"},
+                 "y = act(alpha*op(a)@op(b) + beta*c + bias); without c, C starts at zero (beta 0); "
+                 "dtype sets C's dtype then"});
+    for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum"})
+      v.push_back({name, {"a", "b"}, {}, {}, "y = a op b with NumPy broadcasting"});
+    for (const char* name : {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu",
+                             "gelu_tanh", "silu"})
+      v.push_back({name, {"x"}, {}, {}, "y = f(x) element-wise"});
+    v.push_back({"swiglu", {"gate", "up"}, {}, {}, "y = silu(gate) * up"});
+    for (const char* name : {"sum", "mean", "max", "min", "argmax"})
+      v.push_back({name, {"x"}, {}, {"axis", "keepdim"}, "reduce x over axis (default -1); argmax gives i64"});
+    for (const char* name : {"softmax", "log_softmax"})
+      v.push_back({name, {"x"}, {}, {"scale", "causal"}, "over the last axis of scale*x (+ causal mask)"});
+    v.push_back({"layernorm", {"x", "weight"}, {"bias"}, {"eps"}, "layer normalisation over the last axis"});
+    v.push_back({"rmsnorm", {"x", "weight"}, {}, {"eps"}, "RMS normalisation over the last axis"});
+    v.push_back({"rope", {"x", "positions"}, {}, {"theta", "style", "rotary_dim"},
+                 "rotary embedding; x [batch, seq, heads, head_dim]; integer positions are converted to i32"});
+    v.push_back({"cast", {"x"}, {}, {"dtype", "scale"}, "y = dtype(x * scale)"});
+    v.push_back({"embedding", {"table", "ids"}, {}, {}, "y = table[ids]"});
+    v.push_back({"attention", {"q", "k", "v"}, {}, {"scale", "causal"},
+                 "softmax(scale q k^T) v; q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv]"});
+    v.push_back({"copy", {"x"}, {}, {"perm"}, "y = x, or x with its axes permuted (perm=1,0,2)"});
+    v.push_back({"fill_random", {}, {}, {"shape", "dtype", "seed", "distribution", "a", "b"},
+                 "Philox random numbers: uniform [a, b) or normal (mean a, std b)"});
+    return v;
+  }();
+  return specs;
+}
+
+[[noreturn]] void bad_value(std::string_view key, const std::string& value, std::string_view expected) {
+  throw UsageError(fmt::format("attribute '{}': expected {}, given '{}'", key, expected, value));
+}
+
+const HostArray& input(const std::map<std::string, HostArray>& inputs, const char* name) { return inputs.at(name); }
+
+}  // namespace
+
+std::span<const OpSpec> op_specs() { return table(); }
+
+const OpSpec* find_op_spec(std::string_view name) {
+  for (const OpSpec& s : table())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const std::string* Attrs::find(std::string_view key) const {
+  const auto it = values_.find(std::string(key));
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+bool Attrs::get_bool(std::string_view key, bool fallback) const {
+  const std::string* v = find(key);
+  if (!v) return fallback;
+  if (*v == "1" || *v == "true" || *v == "True") return true;
+  if (*v == "0" || *v == "false" || *v == "False") return false;
+  bad_value(key, *v, "true, false, 1 or 0");
+}
+
+float Attrs::get_float(std::string_view key, float fallback) const {
+  const std::string* v = find(key);
+  if (!v) return fallback;
+  char* end = nullptr;
+  const float f = std::strtof(v->c_str(), &end);
+  if (v->empty() || end != v->c_str() + v->size()) bad_value(key, *v, "a number");
+  return f;
+}
+
+std::int64_t Attrs::get_int(std::string_view key, std::int64_t fallback) const {
+  const std::string* v = find(key);
+  if (!v) return fallback;
+  std::int64_t out = 0;
+  const auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || p != v->data() + v->size() || v->empty()) bad_value(key, *v, "an integer");
+  return out;
+}
+
+std::uint64_t Attrs::get_uint(std::string_view key, std::uint64_t fallback) const {
+  const std::string* v = find(key);
+  if (!v) return fallback;
+  std::uint64_t out = 0;
+  const auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || p != v->data() + v->size() || v->empty()) bad_value(key, *v, "a non-negative integer");
+  return out;
+}
+
+std::vector<std::int64_t> Attrs::get_ints(std::string_view key) const {
+  const std::string* v = find(key);
+  std::vector<std::int64_t> out;
+  if (!v) return out;
+  std::size_t pos = 0;
+  while (pos <= v->size()) {
+    const std::size_t comma = std::min(v->find(',', pos), v->size());
+    std::int64_t x = 0;
+    const auto [p, ec] = std::from_chars(v->data() + pos, v->data() + comma, x);
+    if (ec != std::errc() || p != v->data() + comma || comma == pos)
+      bad_value(key, *v, "comma-separated integers, e.g. 4,5");
+    out.push_back(x);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::string Attrs::get_string(std::string_view key, std::string_view fallback) const {
+  const std::string* v = find(key);
+  return v ? *v : std::string(fallback);
+}
+
+DType Attrs::get_dtype(std::string_view key, DType fallback) const {
+  const std::string* v = find(key);
+  if (!v) return fallback;
+  const auto t = parse_dtype(*v);
+  if (!t) bad_value(key, *v, "a dtype name (f32, f16, bf16, f8e4m3, f8e5m2, f64, i8, i32, i64, bool)");
+  return *t;
+}
+
+Tensor DeviceArena::upload(const HostArray& host) {
+  Tensor t = allocate(host.dtype, host.shape);
+  if (!host.bytes.empty()) stream_.upload(t, host.bytes.data());
+  return t;
+}
+
+Tensor DeviceArena::allocate(DType dtype, const Shape& shape) {
+  buffers_.push_back(Buffer::for_tensor(device_, dtype, shape));
+  return buffers_.back().view(dtype, shape);
+}
+
+Tensor DeviceArena::zeros(DType dtype, const Shape& shape) {
+  Tensor t = allocate(dtype, shape);
+  if (buffers_.back().size() > 0) stream_.memset(t.data, 0, buffers_.back().size());
+  return t;
+}
+
+HostArray DeviceArena::download(const Tensor& t) {
+  HostArray out;
+  out.dtype = t.dtype;
+  out.shape = t.shape;
+  out.bytes.resize(static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
+  if (!out.bytes.empty()) stream_.download(out.bytes.data(), t);
+  stream_.synchronize();
+  return out;
+}
+
+namespace {
+
+Activation parse_activation(const Attrs& attrs) {
+  const std::string v = attrs.get_string("activation", "none");
+  for (Activation a : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::silu})
+    if (to_string(a) == v) return a;
+  bad_value("activation", v, "none, relu, gelu_tanh or silu");
+}
+
+BuiltCall build_gemm(const std::map<std::string, HostArray>& in, const Attrs& attrs, DeviceArena& arena) {
+  GemmCall g;
+  g.trans_a = attrs.get_bool("trans_a", false);
+  g.trans_b = attrs.get_bool("trans_b", false);
+  g.alpha = attrs.get_float("alpha", 1.0f);
+  g.beta = attrs.get_float("beta", 0.0f);
+  g.activation = parse_activation(attrs);
+  g.a = arena.upload(input(in, "a"));
+  g.b = arena.upload(input(in, "b"));
+  if (in.count("bias")) g.bias = arena.upload(input(in, "bias"));
+  if (in.count("c")) {
+    if (attrs.has("dtype")) throw UsageError("gemm: 'dtype' sets C's dtype only when input c is absent");
+    g.c = arena.upload(input(in, "c"));
+  } else {
+    // C = op(A) @ op(B) shape; ranks are checked again by validation.
+    const Shape& a = g.a.shape;
+    const Shape& b = g.b.shape;
+    if (a.rank() < 2 || a.rank() > 3 || b.rank() < 2 || b.rank() > 3)
+      throw_invalid_argument("gemm", a.rank() < 2 || a.rank() > 3 ? "a" : "b", "rank 2 or 3",
+                             fmt::format("a {} and b {}", a.str(), b.str()));
+    const std::int64_t m = g.trans_a ? a[a.rank() - 1] : a[a.rank() - 2];
+    const std::int64_t n = g.trans_b ? b[b.rank() - 2] : b[b.rank() - 1];
+    const std::int64_t batch = std::max(a.rank() == 3 ? a[0] : 1, b.rank() == 3 ? b[0] : 1);
+    const Shape c_shape = (a.rank() == 3 || b.rank() == 3) ? Shape{batch, m, n} : Shape{m, n};
+    const DType c_dtype = attrs.get_dtype("dtype", g.bias ? g.bias->dtype : g.a.dtype);
+    g.c = arena.zeros(c_dtype, c_shape);
+    g.beta = 0.0f;  // there is no C to scale
+  }
+  return {g, g.c};
+}
+
+BuiltCall build_reduce(ReduceKind kind, const std::map<std::string, HostArray>& in, const Attrs& attrs,
+                       DeviceArena& arena) {
+  ReduceCall r;
+  r.kind = kind;
+  r.x = arena.upload(input(in, "x"));
+  r.axis = static_cast<int>(attrs.get_int("axis", -1));
+  r.keepdim = attrs.get_bool("keepdim", false);
+  const int axis = normalize_axis(r.axis, r.x.rank(), to_string(kind), "axis");
+  Shape y = r.x.shape;
+  if (r.keepdim)
+    y[axis] = 1;
+  else
+    y.erase(axis);
+  r.y = arena.allocate(kind == ReduceKind::argmax ? DType::i64 : r.x.dtype, y);
+  return {r, r.y};
+}
+
+}  // namespace
+
+BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>& in, const Attrs& attrs,
+                     DeviceArena& arena) {
+  const std::string_view op = spec.name;
+  if (op == "gemm") return build_gemm(in, attrs, arena);
+  for (BinaryKind k : {BinaryKind::add, BinaryKind::sub, BinaryKind::mul, BinaryKind::div, BinaryKind::maximum,
+                       BinaryKind::minimum}) {
+    if (to_string(k) != op) continue;
+    BinaryCall c{k, arena.upload(input(in, "a")), arena.upload(input(in, "b")), {}};
+    c.y = arena.allocate(c.a.dtype, broadcast_shapes(c.a.shape, c.b.shape, op));
+    return {c, c.y};
+  }
+  for (UnaryKind k : {UnaryKind::neg, UnaryKind::abs, UnaryKind::exp, UnaryKind::log, UnaryKind::sqrt,
+                      UnaryKind::rsqrt, UnaryKind::tanh, UnaryKind::sigmoid, UnaryKind::relu, UnaryKind::gelu,
+                      UnaryKind::gelu_tanh, UnaryKind::silu}) {
+    if (to_string(k) != op) continue;
+    UnaryCall c{k, arena.upload(input(in, "x")), {}};
+    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    return {c, c.y};
+  }
+  for (ReduceKind k : {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min, ReduceKind::argmax})
+    if (to_string(k) == op) return build_reduce(k, in, attrs, arena);
+  if (op == "swiglu") {
+    SwigluCall c{arena.upload(input(in, "gate")), arena.upload(input(in, "up")), {}};
+    c.y = arena.allocate(c.gate.dtype, c.gate.shape);
+    return {c, c.y};
+  }
+  if (op == "softmax" || op == "log_softmax") {
+    SoftmaxCall c;
+    c.x = arena.upload(input(in, "x"));
+    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    c.scale = attrs.get_float("scale", 1.0f);
+    c.causal = attrs.get_bool("causal", false);
+    c.log = op == "log_softmax";
+    return {c, c.y};
+  }
+  if (op == "layernorm" || op == "rmsnorm") {
+    NormCall c;
+    c.x = arena.upload(input(in, "x"));
+    c.weight = arena.upload(input(in, "weight"));
+    if (in.count("bias")) c.bias = arena.upload(input(in, "bias"));
+    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    c.eps = attrs.get_float("eps", 1e-5f);
+    c.rms = op == "rmsnorm";
+    return {c, c.y};
+  }
+  if (op == "rope") {
+    RopeCall c;
+    c.x = arena.upload(input(in, "x"));
+    const HostArray& pos = input(in, "positions");
+    // NumPy writes integer arrays as i64 by default; rope takes i32 positions.
+    c.positions = arena.upload(is_integer(pos.dtype) ? convert(pos, DType::i32) : pos);
+    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    c.theta = attrs.get_float("theta", 10000.0f);
+    const std::string style = attrs.get_string("style", "neox");
+    if (style == "neox")
+      c.style = RopeStyle::neox;
+    else if (style == "gptj")
+      c.style = RopeStyle::gptj;
+    else
+      bad_value("style", style, "neox or gptj");
+    c.rotary_dim = static_cast<int>(attrs.get_int("rotary_dim", 0));
+    return {c, c.y};
+  }
+  if (op == "cast") {
+    CastCall c;
+    c.x = arena.upload(input(in, "x"));
+    c.y = arena.allocate(attrs.get_dtype("dtype", c.x.dtype), c.x.shape);
+    c.scale = attrs.get_float("scale", 1.0f);
+    return {c, c.y};
+  }
+  if (op == "embedding") {
+    EmbeddingCall c;
+    c.table = arena.upload(input(in, "table"));
+    c.ids = arena.upload(input(in, "ids"));
+    if (c.table.rank() != 2) throw_invalid_argument("embedding", "table", "rank 2", c.table.shape.str());
+    Shape y = c.ids.shape;
+    y.push_back(c.table.shape[1]);
+    c.y = arena.allocate(c.table.dtype, y);
+    return {c, c.y};
+  }
+  if (op == "attention") {
+    AttentionCall c;
+    c.q = arena.upload(input(in, "q"));
+    c.k = arena.upload(input(in, "k"));
+    c.v = arena.upload(input(in, "v"));
+    if (c.q.rank() != 4 || c.v.rank() != 4)
+      throw_invalid_argument("attention", c.q.rank() != 4 ? "q" : "v", "rank 4",
+                             (c.q.rank() != 4 ? c.q : c.v).shape.str());
+    c.y = arena.allocate(c.q.dtype, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]});
+    c.scale = attrs.get_float("scale", 0.0f);
+    c.causal = attrs.get_bool("causal", false);
+    return {c, c.y};
+  }
+  if (op == "copy") {
+    CopyCall c;
+    c.x = arena.upload(input(in, "x"));
+    if (attrs.has("perm")) {
+      const std::vector<std::int64_t> perm = attrs.get_ints("perm");
+      if (perm.size() > static_cast<std::size_t>(kMaxRank)) bad_value("perm", attrs.get_string("perm", ""), "a permutation");
+      c.x = c.x.permuted(Dims(std::span<const std::int64_t>(perm)));
+    }
+    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    return {c, c.y};
+  }
+  if (op == "fill_random") {
+    FillRandomCall c;
+    if (!attrs.has("shape")) throw UsageError("fill_random needs --attr shape=D0,D1,...");
+    const std::vector<std::int64_t> dims = attrs.get_ints("shape");
+    if (dims.size() > static_cast<std::size_t>(kMaxRank)) bad_value("shape", attrs.get_string("shape", ""), "at most 8 dims");
+    for (std::int64_t d : dims)
+      if (d < 0) bad_value("shape", attrs.get_string("shape", ""), "non-negative dimensions");
+    c.y = arena.allocate(attrs.get_dtype("dtype", DType::f32), Shape(std::span<const std::int64_t>(dims)));
+    c.seed = attrs.get_uint("seed", 0);
+    const std::string dist = attrs.get_string("distribution", "uniform");
+    if (dist == "uniform")
+      c.distribution = RandomDistribution::uniform;
+    else if (dist == "normal")
+      c.distribution = RandomDistribution::normal;
+    else
+      bad_value("distribution", dist, "uniform or normal");
+    c.a = attrs.get_float("a", 0.0f);
+    c.b = attrs.get_float("b", 1.0f);
+    return {c, c.y};
+  }
+  throw UsageError(fmt::format("unknown op '{}'", op));
+}
+
+}  // namespace hal::tools

@@ -1,0 +1,74 @@
+#pragma once
+// `hal run`: the op table (names of inputs and attributes per op) and the
+// construction of an op call from host arrays and attributes. The output
+// shape and dtype are derived here from each op's semantics (hal/op.h).
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hal/buffer.h"
+#include "hal/op.h"
+#include "hal/stream.h"
+#include "tools/npy.h"
+
+namespace hal::tools {
+
+struct OpSpec {
+  std::string_view name;
+  std::vector<std::string_view> required_inputs;
+  std::vector<std::string_view> optional_inputs;
+  std::vector<std::string_view> attrs;
+  std::string_view help;
+};
+
+std::span<const OpSpec> op_specs();
+const OpSpec* find_op_spec(std::string_view name);  // nullptr when unknown
+
+// Attribute values as given on the command line (KEY=VALUE); the typed getters
+// throw UsageError naming the key when a value does not parse.
+class Attrs {
+ public:
+  explicit Attrs(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+  bool has(std::string_view key) const { return values_.count(std::string(key)) != 0; }
+  bool get_bool(std::string_view key, bool fallback) const;
+  float get_float(std::string_view key, float fallback) const;
+  std::int64_t get_int(std::string_view key, std::int64_t fallback) const;
+  std::uint64_t get_uint(std::string_view key, std::uint64_t fallback) const;
+  std::vector<std::int64_t> get_ints(std::string_view key) const;  // "1,0,2"
+  std::string get_string(std::string_view key, std::string_view fallback) const;
+  DType get_dtype(std::string_view key, DType fallback) const;
+  const std::map<std::string, std::string>& all() const { return values_; }
+
+ private:
+  const std::string* find(std::string_view key) const;
+  std::map<std::string, std::string> values_;
+};
+
+// Owns the device buffers of one run.
+class DeviceArena {
+ public:
+  DeviceArena(Device& device, Stream& stream) : device_(device), stream_(stream) {}
+  Tensor upload(const HostArray& host);
+  Tensor allocate(DType dtype, const Shape& shape);
+  Tensor zeros(DType dtype, const Shape& shape);
+  HostArray download(const Tensor& t);
+
+ private:
+  Device& device_;
+  Stream& stream_;
+  std::vector<Buffer> buffers_;
+};
+
+struct BuiltCall {
+  OpCall call;
+  Tensor y;  // the output to download (gemm: C)
+};
+
+// Builds the call for `spec` from already-loaded inputs (names checked by the
+// caller against the spec) and attributes.
+BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>& inputs, const Attrs& attrs,
+                     DeviceArena& arena);
+
+}  // namespace hal::tools
