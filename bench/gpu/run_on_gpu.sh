@@ -8,7 +8,7 @@ set -u
 B="$(cd "${1:?bundle dir}" && pwd)"
 OUT="${2:?output dir}"
 shift 2
-STEPS="${*:-smoke tests conformance memcheck racecheck bench}"
+STEPS="${*:-smoke tests conformance bench memcheck racecheck}"
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
 # If the machine's libstdc++ is older than the build's, use the bundled one.
@@ -46,13 +46,13 @@ cat "$OUT/machine.txt"
 
 for s in $STEPS; do
   case $s in
-    smoke) step smoke 60 "$B/bin/hal" devices --json ;;
-    tests) step tests 240 "$B/bin/hal_cuda_tests" --gtest_output=json:"$OUT/cuda_tests.json" ;;
-    conformance) step conformance 300 "$B/bin/hal" conformance --device cuda:0 --json "$OUT/conformance.json" ;;
-    memcheck) step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
-        "$B/bin/hal_cuda_tests" --gtest_filter="${HAL_SANITIZE_FILTER:-*Small*:*Odd*:*Embedding*:*Softmax*}" ;;
-    racecheck) step racecheck 150 compute-sanitizer --tool racecheck --error-exitcode 9 \
-        "$B/bin/hal_cuda_tests" --gtest_filter="${HAL_SANITIZE_FILTER:-*Small*:*Odd*:*Softmax*}" ;;
-    bench) step bench 300 "$B/bin/hal" bench --device cuda:0 --json "$OUT/bench.json" --csv "$OUT/bench.csv" ;;
+    smoke) step smoke 30 "$B/bin/hal" devices --json ;;
+    tests) step tests 120 "$B/bin/hal_cuda_tests" --gtest_output=json:"$OUT/cuda_tests.json" ;;
+    conformance) step conformance 120 "$B/bin/hal" conformance --device cuda:0 --json "$OUT/conformance.json" ;;
+    bench) step bench "${HAL_BENCH_TIMEOUT:-200}" "$B/bin/hal" bench --device cuda:0 --json "$OUT/bench.json" --csv "$OUT/bench.csv" ;;
+    memcheck) step memcheck 60 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/bin/hal_cuda_tests" \
+        --gtest_filter="${HAL_MEMCHECK_FILTER:-CudaPtxWrappers.*:CudaGemm.OddShapes*:CudaRows.Softmax*:CudaEmbedding.*:CudaElementwise.Binary*:CudaCopy.*}" ;;
+    racecheck) step racecheck 40 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/bin/hal_cuda_tests" \
+        --gtest_filter="${HAL_RACECHECK_FILTER:-CudaGemm.OddShapes*:CudaRows.SoftmaxMatchesCpu}" ;;
   esac
 done

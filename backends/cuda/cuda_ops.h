@@ -1,0 +1,31 @@
+#pragma once
+// Host launchers of the CUDA kernels, one file per op family
+// (backends/cuda/cuda_<family>.cpp). Each receives a call validated by ops/
+// and picks the kernel (fast path or general fallback) and launch geometry.
+#include "hal/device.h"
+#include "hal/op.h"
+
+namespace hal::cuda {
+
+class CudaStream;
+
+void run_gemm(CudaStream& s, const GemmCall& call);
+void run_attention(CudaStream& s, const AttentionCall& call);
+void run_reduce(CudaStream& s, const ReduceCall& call);
+void run_softmax(CudaStream& s, const SoftmaxCall& call);
+void run_norm(CudaStream& s, const NormCall& call);
+void run_rope(CudaStream& s, const RopeCall& call);
+
+void run_binary(CudaStream& s, const BinaryCall& call);
+void run_unary(CudaStream& s, const UnaryCall& call);
+void run_swiglu(CudaStream& s, const SwigluCall& call);
+void run_cast(CudaStream& s, const CastCall& call);
+void run_copy(CudaStream& s, const CopyCall& call);
+void run_embedding(CudaStream& s, const EmbeddingCall& call);
+void run_fill_random(CudaStream& s, const FillRandomCall& call);
+
+// Which calls the CUDA backend implements (dtype combinations); the reason
+// names backend, op and dtype when it does not.
+Support supports_call(const OpCall& call);
+
+}  // namespace hal::cuda

@@ -1,0 +1,38 @@
+#pragma once
+// Scalar activations in fp32, written once for every CUDA kernel (unary ops,
+// swiglu, the GEMM epilogue). They mirror cpu_ref/activation.h formula for
+// formula and use the precise CUDA math functions (expf, erff, tanhf); the
+// kernels are built WITHOUT --use_fast_math, so results stay within a few ulp
+// of the CPU reference. NaN propagates through every function.
+#include <math.h>
+
+namespace hal::ptx {
+
+// max(x, 0) that keeps NaN (fmaxf would turn NaN into 0).
+__device__ __forceinline__ float relu(float x) { return x > 0.0f ? x : (x == x ? 0.0f : x); }
+
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+__device__ __forceinline__ float silu(float x) { return x * sigmoid(x); }
+
+__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
+
+__device__ __forceinline__ float gelu_tanh(float x) {
+  const float k = 0.79788456080286535588f;  // sqrt(2/pi)
+  return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+
+// Mirrors hal::Activation (hal/op.h): none=0, relu=1, gelu_tanh=2, silu=3.
+enum class ActivationKind : int { none = 0, relu = 1, gelu_tanh = 2, silu = 3 };
+
+__device__ __forceinline__ float apply_activation(ActivationKind a, float x) {
+  switch (a) {
+    case ActivationKind::none: return x;
+    case ActivationKind::relu: return relu(x);
+    case ActivationKind::gelu_tanh: return gelu_tanh(x);
+    case ActivationKind::silu: return silu(x);
+  }
+  return x;
+}
+
+}  // namespace hal::ptx

@@ -1,0 +1,176 @@
+// Elementwise kernels: binary ops with NumPy broadcasting, the twelve unary
+// ops, and swiglu. Arithmetic is fp32; each output is rounded once to its
+// dtype by ptx/element.cuh. Built without --use_fast_math so expf/logf/tanhf/
+// erff/sqrtf and division are the precise versions.
+//
+// Two paths per op:
+//   *_contig_<t>  all operands contiguous with the output's shape and 16-byte
+//                 aligned: each thread moves 16 bytes per operand with
+//                 ld.global.nc (L2 evict_first); t is f32, f16 or bf16. The
+//                 tail (n not a multiple of the vector) is done element-wise.
+//   *_strided     anything else (broadcast, views, fp8): one output element
+//                 per thread, offsets from shape/strides.
+// All loops are grid-stride, so any grid size is correct.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "elementwise_params.h"
+#include "ptx/activation.cuh"
+#include "ptx/element.cuh"
+#include "ptx/ld_st.cuh"
+
+namespace hal::ptx {
+namespace {
+
+// IEEE 754-2019 maximum/minimum: NaN wins, -0 < +0 (mirrors cpu_ref/binary.cpp).
+__device__ __forceinline__ float nan_maximum(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+__device__ __forceinline__ float nan_minimum(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+__device__ __forceinline__ float binary_op(int op, float a, float b) {
+  switch (op) {
+    case 0: return a + b;
+    case 1: return a - b;
+    case 2: return a * b;
+    case 3: return a / b;
+    case 4: return nan_maximum(a, b);
+    case 5: return nan_minimum(a, b);
+  }
+  return a;
+}
+
+__device__ __forceinline__ float unary_op(int op, float x) {
+  switch (op) {
+    case 0: return -x;
+    case 1: return fabsf(x);
+    case 2: return expf(x);
+    case 3: return logf(x);
+    case 4: return sqrtf(x);
+    case 5: return 1.0f / sqrtf(x);
+    case 6: return tanhf(x);
+    case 7: return sigmoid(x);
+    case 8: return relu(x);
+    case 9: return gelu_erf(x);
+    case 10: return gelu_tanh(x);
+    case 11: return silu(x);
+  }
+  return x;
+}
+
+__device__ __forceinline__ float swiglu_op(float g, float u) { return silu(g) * u; }
+
+// Storage types of the vectorised path and their conversions.
+template <class T> struct Storage;
+template <> struct Storage<float> {
+  static __device__ __forceinline__ float load(float v) { return v; }
+  static __device__ __forceinline__ float store(float v) { return v; }
+};
+template <> struct Storage<__half> {
+  static __device__ __forceinline__ float load(__half v) { return __half2float(v); }
+  static __device__ __forceinline__ __half store(float v) { return __float2half_rn(v); }
+};
+template <> struct Storage<__nv_bfloat16> {
+  static __device__ __forceinline__ float load(__nv_bfloat16 v) { return __bfloat162float(v); }
+  static __device__ __forceinline__ __nv_bfloat16 store(float v) { return __float2bfloat16_rn(v); }
+};
+
+__device__ __forceinline__ int64_t global_thread() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ int64_t grid_threads() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
+// f(in0[i], in1[i]) -> out[i] for contiguous aligned arrays; In is 1 or 2 inputs.
+template <class T, int In, class F>
+__device__ __forceinline__ void contiguous_map(const void* in0, const void* in1, void* out, int64_t n, F f) {
+  constexpr int kVec = 16 / sizeof(T);
+  const int64_t chunks = n / kVec;
+  const L2Policy stream = l2_evict_first();
+  for (int64_t c = global_thread(); c < chunks; c += grid_threads()) {
+    union U {
+      Bits128 bits;
+      T v[kVec];
+    };
+    U x0, x1, y;
+    x0.bits = ld_nc_v4(static_cast<const T*>(in0) + c * kVec, stream);
+    if constexpr (In == 2) x1.bits = ld_nc_v4(static_cast<const T*>(in1) + c * kVec, stream);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float a = Storage<T>::load(x0.v[k]);
+      const float b = In == 2 ? Storage<T>::load(x1.v[k]) : 0.0f;
+      y.v[k] = Storage<T>::store(f(a, b));
+    }
+    st_v4(static_cast<T*>(out) + c * kVec, y.bits);
+  }
+  for (int64_t i = chunks * kVec + global_thread(); i < n; i += grid_threads()) {
+    const float a = Storage<T>::load(static_cast<const T*>(in0)[i]);
+    const float b = In == 2 ? Storage<T>::load(static_cast<const T*>(in1)[i]) : 0.0f;
+    static_cast<T*>(out)[i] = Storage<T>::store(f(a, b));
+  }
+}
+
+template <class T>
+__device__ void binary_contig(const BinaryParams& p) {
+  const int op = p.op;
+  contiguous_map<T, 2>(p.a, p.b, p.y, p.n, [op](float a, float b) { return binary_op(op, a, b); });
+}
+template <class T>
+__device__ void unary_contig(const UnaryParams& p) {
+  const int op = p.op;
+  contiguous_map<T, 1>(p.x, nullptr, p.y, p.n, [op](float a, float) { return unary_op(op, a); });
+}
+template <class T>
+__device__ void swiglu_contig(const SwigluParams& p) {
+  contiguous_map<T, 2>(p.gate, p.up, p.y, p.n, [](float g, float u) { return swiglu_op(g, u); });
+}
+
+}  // namespace
+}  // namespace hal::ptx
+
+using namespace hal::ptx;
+
+extern "C" __global__ void binary_contig_f32(const BinaryParams p) { binary_contig<float>(p); }
+extern "C" __global__ void binary_contig_f16(const BinaryParams p) { binary_contig<__half>(p); }
+extern "C" __global__ void binary_contig_bf16(const BinaryParams p) { binary_contig<__nv_bfloat16>(p); }
+
+extern "C" __global__ void binary_strided(const BinaryParams p) {
+  const auto t = static_cast<ElemType>(p.dtype);
+  for (int64_t i = global_thread(); i < p.n; i += grid_threads()) {
+    const float a = load_as_float(p.a, t, strided_offset(p.shape, p.a_strides, i));
+    const float b = load_as_float(p.b, t, strided_offset(p.shape, p.b_strides, i));
+    store_from_float(p.y, t, strided_offset(p.shape, p.y_strides, i), binary_op(p.op, a, b));
+  }
+}
+
+extern "C" __global__ void unary_contig_f32(const UnaryParams p) { unary_contig<float>(p); }
+extern "C" __global__ void unary_contig_f16(const UnaryParams p) { unary_contig<__half>(p); }
+extern "C" __global__ void unary_contig_bf16(const UnaryParams p) { unary_contig<__nv_bfloat16>(p); }
+
+extern "C" __global__ void unary_strided(const UnaryParams p) {
+  const auto t = static_cast<ElemType>(p.dtype);
+  for (int64_t i = global_thread(); i < p.n; i += grid_threads()) {
+    const float x = load_as_float(p.x, t, strided_offset(p.shape, p.x_strides, i));
+    store_from_float(p.y, t, strided_offset(p.shape, p.y_strides, i), unary_op(p.op, x));
+  }
+}
+
+extern "C" __global__ void swiglu_contig_f32(const SwigluParams p) { swiglu_contig<float>(p); }
+extern "C" __global__ void swiglu_contig_f16(const SwigluParams p) { swiglu_contig<__half>(p); }
+extern "C" __global__ void swiglu_contig_bf16(const SwigluParams p) { swiglu_contig<__nv_bfloat16>(p); }
+
+extern "C" __global__ void swiglu_strided(const SwigluParams p) {
+  const auto t = static_cast<ElemType>(p.dtype);
+  for (int64_t i = global_thread(); i < p.n; i += grid_threads()) {
+    const float g = load_as_float(p.gate, t, strided_offset(p.shape, p.gate_strides, i));
+    const float u = load_as_float(p.up, t, strided_offset(p.shape, p.up_strides, i));
+    store_from_float(p.y, t, strided_offset(p.shape, p.y_strides, i), swiglu_op(g, u));
+  }
+}

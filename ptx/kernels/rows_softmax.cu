@@ -1,0 +1,69 @@
+// Softmax / log-softmax over the last axis, one row per warp (short rows) or
+// per 256-thread block (long rows), for any strides and float dtypes.
+//
+// Pass 1 computes the row's max m and sum s = sum exp(v - m) online (one read
+// of x); pass 2 writes exp(v - m) / s (or v - m - log s). Causal rows only
+// look at keys j <= i + (Lk - Lq); masked outputs are 0 (log: -inf); a row
+// with no unmasked key is all 0 (log: -inf). NaN in a row makes s NaN, so the
+// whole row becomes NaN, as in the reference.
+#include <math.h>
+
+#include "ptx/kernels/rows_common.cuh"
+
+namespace hal::ptx::rows {
+
+__device__ __forceinline__ MaxSum combine_max_sum(MaxSum a, MaxSum b) {
+  const float m = fmaxf(a.m, b.m);
+  if (m == -INFINITY) return {m, 0.0f};  // both empty
+  return {m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
+}
+
+}  // namespace hal::ptx::rows
+
+using namespace hal::ptx;
+using namespace hal::ptx::rows;
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_softmax_rows(SoftmaxParams p) {
+  __shared__ MaxSum scratch[kBlockThreads / 32];
+  const RowsLayout& L = p.layout;
+  const int T = L.threads_per_row;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (kBlockThreads / T) + threadIdx.x / T;
+  const int lane = threadIdx.x % T;
+  if (row >= L.rows) return;  // only possible when T <= 32 (whole warps leave)
+
+  const ElemType xt = static_cast<ElemType>(p.x_type), yt = static_cast<ElemType>(p.y_type);
+  const RowOffsets o = row_offsets(L, row);
+  const void* xrow = offset_ptr(p.x, xt, o.x);
+  void* yrow = offset_ptr(p.y, yt, o.y);
+
+  int64_t valid = L.cols;
+  if (p.causal) {
+    const int64_t lq = L.outer_shape[L.outer_rank - 1];
+    const int64_t last_key = o.last_coord + (L.cols - lq);
+    valid = last_key < 0 ? 0 : (last_key + 1 < L.cols ? last_key + 1 : L.cols);
+  }
+  const float scale = p.scale;
+
+  MaxSum st{-INFINITY, 0.0f};
+  for_each_in_row(xrow, xt, valid, L.x_col_stride, L.x_vec8, lane, T, [&](int64_t, float x) {
+    // One exp per element: rescale the sum only when the max grows.
+    const float v = scale * x;
+    if (v > st.m) {
+      st.s = st.s * expf(st.m - v) + 1.0f;
+      st.m = v;
+    } else if (v != -INFINITY) {
+      st.s += expf(v - st.m);  // NaN v makes s NaN
+    }
+  });
+  st = group_allreduce(st, T, combine_max_sum, scratch);
+
+  const bool empty = st.s == 0.0f;  // NaN s is not empty: it propagates
+  const float m = st.m, log_s = logf(st.s), s = st.s;
+  const bool log_out = p.log;
+  map_row(xrow, xt, L.x_col_stride, yrow, yt, L.y_col_stride, L.cols, L.x_vec8 && L.y_vec8, lane, T,
+          [&](int64_t j, float x) {
+            if (j >= valid || empty) return log_out ? -INFINITY : 0.0f;
+            const float v = scale * x - m;
+            return log_out ? v - log_s : expf(v) / s;
+          });
+}

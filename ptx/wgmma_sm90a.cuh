@@ -1,0 +1,86 @@
+#pragma once
+// wgmma (sm_90a): warpgroup-wide asynchronous MMA. 128 threads (4 warps)
+// issue it together; operands come from shared memory through 64-bit matrix
+// descriptors, the accumulator lives in registers.
+//
+//   wgmma_fence();            // before the first wgmma touching new registers
+//   Wgmma...::fma(d, da, db, scale_d);  ... wgmma_commit();  wgmma_wait<N>();
+//
+// Accumulator layout of m64nNk16 (PTX ISA, "wgmma register fragments"):
+// warp w of the warpgroup owns rows 16w..16w+15; in each 8-column slice j,
+// lane t holds d[4j + 0..1] = D[16w + t/4][8j + 2(t%4) + 0..1] and
+// d[4j + 2..3] = D[16w + t/4 + 8][8j + 2(t%4) + 0..1].
+#include <stdint.h>
+
+#include "ptx/arch_config.cuh"
+#include "ptx/cp_async.cuh"  // smem_u32
+
+namespace hal::ptx {
+
+// Shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format").
+// Addresses and offsets are stored in units of 16 bytes (>> 4).
+union WgmmaSmemDescriptor {
+  uint64_t desc = 0;
+  struct {
+    uint64_t start_address : 14;        // bits [0, 14):  smem address >> 4
+    uint64_t reserved0 : 2;             // bits [14, 16)
+    uint64_t leading_byte_offset : 14;  // bits [16, 30): LBO >> 4 (between core matrices along K / unused with swizzle K-major)
+    uint64_t reserved1 : 2;             // bits [30, 32)
+    uint64_t stride_byte_offset : 14;   // bits [32, 46): SBO >> 4 (between 8-row groups)
+    uint64_t reserved2 : 3;             // bits [46, 49)
+    uint64_t base_offset : 3;           // bits [49, 52): swizzle pattern phase when the tile is not 1024B-aligned
+    uint64_t reserved3 : 10;            // bits [52, 62)
+    uint64_t layout_type : 2;           // bits [62, 64): 0 interleave (no swizzle), 1 128B, 2 64B, 3 32B swizzle
+  } bits;
+};
+static_assert(sizeof(WgmmaSmemDescriptor) == 8, "wgmma descriptor is 64 bits");
+
+enum class WgmmaSwizzle : uint32_t { none = 0, b128 = 1, b64 = 2, b32 = 3 };
+
+__device__ __forceinline__ uint64_t make_wgmma_desc(const void* smem, uint32_t lbo_bytes, uint32_t sbo_bytes,
+                                                    WgmmaSwizzle swizzle) {
+  WgmmaSmemDescriptor d;
+  d.bits.start_address = (smem_u32(smem) & 0x3FFFF) >> 4;
+  d.bits.leading_byte_offset = lbo_bytes >> 4;
+  d.bits.stride_byte_offset = sbo_bytes >> 4;
+  d.bits.base_offset = 0;
+  d.bits.layout_type = static_cast<uint32_t>(swizzle);
+  return d.desc;
+}
+
+template <int Arch = HAL_PTX_ARCH>
+__device__ __forceinline__ void wgmma_fence() {
+  HAL_PTX_REQUIRE(Arch, HAL_PTX_SM90A, "wgmma_fence", "sm_90a (wgmma)");
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+template <int Arch = HAL_PTX_ARCH>
+__device__ __forceinline__ void wgmma_commit() {
+  HAL_PTX_REQUIRE(Arch, HAL_PTX_SM90A, "wgmma_commit", "sm_90a (wgmma)");
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// Waits until at most N committed wgmma groups are pending.
+template <int N, int Arch = HAL_PTX_ARCH>
+__device__ __forceinline__ void wgmma_wait() {
+  HAL_PTX_REQUIRE(Arch, HAL_PTX_SM90A, "wgmma_wait", "sm_90a (wgmma)");
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// D[64x128] (+)= A[64x16] B[16x128], bf16 in, f32 accumulate, A and B in shared
+// memory. TransA/TransB: 0 = K-major, 1 = MN-major. scale_d = 0 overwrites D.
+template <int TransA, int TransB>
+struct WgmmaM64N128K16F32Bf16SS {
+  using CRegs = float[64];
+  template <int Arch = HAL_PTX_ARCH>
+  static __device__ __forceinline__ void fma(CRegs& d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    HAL_PTX_REQUIRE(Arch, HAL_PTX_SM90A, "WgmmaM64N128K16F32Bf16SS", "sm_90a (wgmma)");
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
+  }
+};
+
+}  // namespace hal::ptx
