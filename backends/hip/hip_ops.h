@@ -1,0 +1,36 @@
+#pragma once
+// Host launchers of the HIP kernels, one file per op family
+// (backends/hip/hip_<family>.cpp). Each receives a call validated by ops/
+// and picks the kernel (fast path or general fallback) and launch geometry.
+#include "hal/device.h"
+#include "hal/op.h"
+#include "hip/kernels/gemm_params.h"
+
+namespace hal::hip {
+
+class HipStream;
+
+void run_gemm(HipStream& s, const GemmCall& call);
+void run_attention(HipStream& s, const AttentionCall& call);
+void run_reduce(HipStream& s, const ReduceCall& call);
+void run_softmax(HipStream& s, const SoftmaxCall& call);
+void run_norm(HipStream& s, const NormCall& call);
+void run_rope(HipStream& s, const RopeCall& call);
+
+void run_binary(HipStream& s, const BinaryCall& call);
+void run_unary(HipStream& s, const UnaryCall& call);
+void run_swiglu(HipStream& s, const SwigluCall& call);
+void run_cast(HipStream& s, const CastCall& call);
+void run_copy(HipStream& s, const CopyCall& call);
+void run_embedding(HipStream& s, const EmbeddingCall& call);
+void run_fill_random(HipStream& s, const FillRandomCall& call);
+
+// GEMM operands as the kernels see them (strides of op(A), op(B), batch
+// broadcast); exposed for the host-side tests.
+kernels::GemmParams gemm_params(const GemmCall& call);
+
+// Which calls the HIP kernels implement (dtype combinations); the reason
+// names backend, op and dtype when they do not.
+Support supports_call(const OpCall& call);
+
+}  // namespace hal::hip

@@ -1,0 +1,52 @@
+#pragma once
+// HipStream: an in-order hipStream_t of one HipDevice. HipEvent: a hipEvent_t
+// with timing. Both are created and destroyed with their device current;
+// destruction never throws (errors there are ignored, the process is usually
+// shutting down).
+#include <hip/hip_runtime_api.h>
+
+#include "hal/device.h"
+
+namespace hal::hip {
+
+class HipDevice;
+
+class HipStream final : public StreamImpl {
+ public:
+  explicit HipStream(HipDevice& device);
+  ~HipStream() override;
+  HipStream(const HipStream&) = delete;
+  HipStream& operator=(const HipStream&) = delete;
+
+  void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) override;
+  void memset(void* dst, int value, std::size_t bytes) override;
+  void synchronize() override;
+  void record(EventImpl& event) override;
+  void wait(EventImpl& event) override;
+  void* native_handle() override { return stream_; }
+
+  HipDevice& device() const noexcept { return device_; }
+  hipStream_t handle() const noexcept { return stream_; }
+
+ private:
+  HipDevice& device_;
+  hipStream_t stream_ = nullptr;
+};
+
+class HipEvent final : public EventImpl {
+ public:
+  explicit HipEvent(HipDevice& device);
+  ~HipEvent() override;
+  HipEvent(const HipEvent&) = delete;
+  HipEvent& operator=(const HipEvent&) = delete;
+
+  void synchronize() override;
+  double elapsed_ms(const EventImpl& start) const override;
+  hipEvent_t handle() const noexcept { return event_; }
+
+ private:
+  HipDevice& device_;
+  hipEvent_t event_ = nullptr;
+};
+
+}  // namespace hal::hip

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Per-kernel resource report of the HIP code objects, and the ISA checks.
+
+  hip_kernel_report.py --out REPORT.json --bundler B --objdump O --readelf R
+                       --archs gfx90a,gfx940 [--check] --bundle NAME FILE.hipfb ...
+
+Each bundle is unbundled per target with clang-offload-bundler; the AMDGPU
+metadata (llvm-readelf --notes, msgpack shown as YAML) gives per kernel its
+VGPRs, SGPRs, AGPRs, LDS (group segment) and scratch (private segment) bytes
+and spill counts; llvm-objdump -d counts the v_mfma instructions per kernel.
+The occupancy estimate is waves per SIMD from the register budget alone:
+CDNA2/3 give each SIMD 512 unified VGPRs (arch + AGPR) per lane, allocated
+in granules of 8, at most 8 waves -- LDS and workgroup size can lower it.
+
+With --check the run fails (exit 1) when a kernel uses scratch or spills
+VGPRs (SGPR spills land in VGPR lanes, not memory: reported, not failed),
+when a GEMM kernel named gemm_mfma_* lacks v_mfma instructions on any
+target, or when a target is missing from a bundle.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MFMA_REQUIRED = re.compile(r"^gemm_mfma_")
+SIMD_VGPRS = 512
+VGPR_GRANULE = 8
+MAX_WAVES_PER_SIMD = 8
+
+
+def run(cmd):
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True).stdout
+
+
+def parse_metadata(notes):
+    """Kernels from `llvm-readelf --notes`: {name: {key: value}} for the scalar keys."""
+    kernels = {}
+    lines = notes.splitlines()
+    try:
+        start = next(i for i, l in enumerate(lines) if l.strip().startswith("amdhsa.kernels:"))
+    except StopIteration:
+        return kernels
+    item_indent = None
+    current = None
+    for line in lines[start + 1:]:
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        stripped = line.strip()
+        if item_indent is None and stripped.startswith("- "):
+            item_indent = indent
+        if item_indent is None:
+            continue
+        if indent < item_indent or (indent == item_indent and not stripped.startswith("- ")):
+            break  # past the kernel list
+        if indent == item_indent and stripped.startswith("- "):
+            current = {}
+            kernels.setdefault("__list__", []).append(current)
+            stripped = stripped[2:]
+            indent += 2
+        if current is not None and indent == item_indent + 2:
+            m = re.match(r"\.([\w.]+):\s*(.*)$", stripped)
+            if m and m.group(2) != "":
+                current[m.group(1)] = m.group(2).strip().strip("'")
+    return {k["name"]: k for k in kernels.get("__list__", []) if "name" in k}
+
+
+def mfma_counts(disasm):
+    counts = {}
+    name = None
+    for line in disasm.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
+        if m:
+            name = m.group(1)
+            counts.setdefault(name, 0)
+        elif name and "v_mfma" in line:
+            counts[name] += 1
+    return counts
+
+
+def waves_per_simd(vgprs):
+    granules = max(1, -(-vgprs // VGPR_GRANULE)) * VGPR_GRANULE
+    return min(MAX_WAVES_PER_SIMD, SIMD_VGPRS // granules)
+
+
+def main():
+    args = sys.argv[1:]
+    out = bundler = objdump = readelf = None
+    archs = []
+    check = False
+    bundles = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--out": out = args[i + 1]; i += 2
+        elif a == "--bundler": bundler = args[i + 1]; i += 2
+        elif a == "--objdump": objdump = args[i + 1]; i += 2
+        elif a == "--readelf": readelf = args[i + 1]; i += 2
+        elif a == "--archs": archs = [x for x in re.split(r"[;,]", args[i + 1]) if x]; i += 2
+        elif a == "--check": check = True; i += 1
+        elif a == "--bundle": bundles.append((args[i + 1], args[i + 2])); i += 3
+        else:
+            print(__doc__, file=sys.stderr)
+            return 2
+    problems = []
+    report = {"targets": archs, "simd_vgprs": SIMD_VGPRS, "kernels": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path in bundles:
+            listed = run([bundler, "--list", "--type=o", f"--input={path}"]).split()
+            for arch in archs:
+                target = next((t for t in listed if t.endswith("--" + arch)), None)
+                if target is None:
+                    problems.append(f"{name}: no code object for {arch} (bundle holds {listed})")
+                    continue
+                obj = os.path.join(tmp, f"{name}.{arch}.o")
+                run([bundler, "--unbundle", "--type=o", f"--input={path}", f"--targets={target}", f"--output={obj}"])
+                meta = parse_metadata(run([readelf, "--notes", obj]))
+                mfma = mfma_counts(run([objdump, "-d", obj]))
+                for kname, k in sorted(meta.items()):
+                    vgpr = int(k.get("vgpr_count", 0))
+                    entry = {
+                        "kernel": kname, "file": name, "target": arch,
+                        "vgprs": vgpr, "sgprs": int(k.get("sgpr_count", 0)), "agprs": int(k.get("agpr_count", 0)),
+                        "lds_bytes": int(k.get("group_segment_fixed_size", 0)),
+                        "scratch_bytes": int(k.get("private_segment_fixed_size", 0)),
+                        "vgpr_spills": int(k.get("vgpr_spill_count", 0)),
+                        "sgpr_spills": int(k.get("sgpr_spill_count", 0)),
+                        "mfma_instructions": mfma.get(kname, 0),
+                        "waves_per_simd_by_vgprs": waves_per_simd(vgpr),
+                    }
+                    report["kernels"].append(entry)
+                    # SGPR spills go to VGPR lanes (v_writelane), not memory:
+                    # reported, not failed. Scratch and VGPR spills are memory.
+                    if entry["scratch_bytes"] or entry["vgpr_spills"]:
+                        problems.append(f"{kname} ({arch}): scratch {entry['scratch_bytes']} bytes, "
+                                        f"{entry['vgpr_spills']} VGPR spills")
+                    if MFMA_REQUIRED.match(kname) and entry["mfma_instructions"] == 0:
+                        problems.append(f"{kname} ({arch}): no v_mfma instruction")
+                if not meta:
+                    problems.append(f"{name} ({arch}): no kernel metadata found")
+    report["problems"] = problems
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+    if check:
+        mfma_kernels = [k for k in report["kernels"] if MFMA_REQUIRED.match(k["kernel"])]
+        if not mfma_kernels:
+            problems.append("no gemm_mfma_* kernel in any bundle")
+        for p in problems:
+            print("FAIL:", p, file=sys.stderr)
+        print(f"{len(report['kernels'])} kernel/target entries checked; {len(mfma_kernels)} MFMA GEMM entries")
+        return 1 if problems else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

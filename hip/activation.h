@@ -1,0 +1,28 @@
+#pragma once
+// Activations in fp32, matching cpu_ref/activation.h's formulas (precise
+// expf/tanhf/erff: kernels are never built with -ffast-math).
+// Numbering: hal::Activation (none, relu, gelu_tanh, silu).
+#include <hip/hip_runtime.h>
+
+namespace hal::hip {
+
+__device__ __forceinline__ float relu(float x) { return x > 0.0f ? x : (x != x ? x : 0.0f); }
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float silu(float x) { return x * sigmoid(x); }
+// erfc(-x/sqrt2) instead of 1+erf(x/sqrt2): no cancellation in the negative tail.
+__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * 0.70710678118654752f); }
+__device__ __forceinline__ float gelu_tanh(float x) {
+  const float c = 0.7978845608028654f;  // sqrt(2/pi)
+  return 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x)));
+}
+
+__device__ __forceinline__ float activate(int act, float x) {
+  switch (act) {
+    case 1: return relu(x);
+    case 2: return gelu_tanh(x);
+    case 3: return silu(x);
+  }
+  return x;
+}
+
+}  // namespace hal::hip

@@ -1,0 +1,74 @@
+// Attention, general path: one wave64 per (batch, query, head) row, an online
+// softmax over the keys (running max m, running sum l, rescaled accumulator),
+// fp32 throughout. Lane t holds channels t, t+64, t+128, t+192 of q and of
+// the output accumulator; each score is a wave_sum of the lanes' partial dot
+// products. Correct for any strides, head dims up to 256, grouped-query heads
+// and the causal mask; it does NOT use the matrix cores (an MFMA flash-
+// attention kernel is future work): K and V are re-read per query row.
+// A row whose keys are all masked gives zeros, as softmax does.
+#include <hip/hip_runtime.h>
+
+#include "attention_params.h"
+#include "hip/element.h"
+#include "hip/wave.h"
+
+using namespace hal::hip;
+using namespace hal::hip::kernels;
+
+extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_general(AttentionParams p) {
+  constexpr int kPerLane = kAttentionMaxHeadDim / kWaveSize;
+  const int lane = lane_id();
+  const int64_t rows = p.batch * p.sq * p.hq;
+  const int64_t waves_in_grid = static_cast<int64_t>(gridDim.x) * (kAttentionThreads / kWaveSize);
+  const int64_t group = p.hq / p.hkv;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * (kAttentionThreads / kWaveSize) + wave_id(); row < rows;
+       row += waves_in_grid) {
+    const int64_t h = row % p.hq;
+    const int64_t i = (row / p.hq) % p.sq;
+    const int64_t b = row / (p.hq * p.sq);
+    const int64_t kvh = h / group;
+    float q[kPerLane], acc[kPerLane];
+#pragma unroll
+    for (int t = 0; t < kPerLane; ++t) {
+      const int64_t c = lane + kWaveSize * t;
+      q[t] = c < p.d ? load_f32(p.q, p.q_type, b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2] + c * p.q_stride[3]) : 0.0f;
+      acc[t] = 0.0f;
+    }
+    // Keys j > i + (sk - sq) are masked under causal.
+    int64_t end = p.sk;
+    if (p.causal) {
+      const int64_t limit = i + (p.sk - p.sq) + 1;
+      end = limit < 0 ? 0 : (limit < p.sk ? limit : p.sk);
+    }
+    float m = -INFINITY, l = 0.0f;
+    for (int64_t j = 0; j < end; ++j) {
+      const int64_t kb = b * p.k_stride[0] + j * p.k_stride[1] + kvh * p.k_stride[2];
+      float part = 0.0f;
+#pragma unroll
+      for (int t = 0; t < kPerLane; ++t) {
+        const int64_t c = lane + kWaveSize * t;
+        if (c < p.d) part += q[t] * load_f32(p.k, p.k_type, kb + c * p.k_stride[3]);
+      }
+      const float s = wave_sum(part) * p.scale;
+      const float m_new = fmaxf(m, s);
+      const float corr = expf(m - m_new);
+      const float w = expf(s - m_new);  // NaN score -> NaN weight -> NaN row, as softmax
+      l = l * corr + w;
+      const int64_t vb = b * p.v_stride[0] + j * p.v_stride[1] + kvh * p.v_stride[2];
+#pragma unroll
+      for (int t = 0; t < kPerLane; ++t) {
+        const int64_t c = lane + kWaveSize * t;
+        if (c < p.dv) acc[t] = acc[t] * corr + w * load_f32(p.v, p.v_type, vb + c * p.v_stride[3]);
+      }
+      m = m_new;
+    }
+    const float inv_l = end > 0 ? 1.0f / l : 0.0f;
+#pragma unroll
+    for (int t = 0; t < kPerLane; ++t) {
+      const int64_t c = lane + kWaveSize * t;
+      if (c < p.dv)
+        store_f32(p.y, p.y_type, b * p.y_stride[0] + i * p.y_stride[1] + h * p.y_stride[2] + c * p.y_stride[3],
+                  end > 0 ? acc[t] * inv_l : 0.0f);
+    }
+  }
+}

@@ -1,0 +1,26 @@
+#pragma once
+// Parameters of hip/kernels/wrapper_tests.hip: single-wave kernels that
+// exercise one hip/ wrapper each against a CPU reference in tests/hip
+// (GPU-NOTES: fragment layouts are the most common source of wrong answers).
+#include <stdint.h>
+
+namespace hal::hip::kernels {
+
+// D = A (M x K, row-major f16 bits) @ B (K x N, row-major f16 bits), f32 D
+// row-major; shape picks the instruction: 0 = 32x32x8, 1 = 16x16x16;
+// bf16 != 0 uses the bf16_1k variant (A and B then hold bf16 bits).
+struct MfmaTestParams {
+  const uint16_t* a;
+  const uint16_t* b;
+  float* d;
+  int32_t shape;
+  int32_t bf16;
+};
+
+// out[0] = wave_sum(in[0..63]), out[1] = wave_max(in[0..63]): one wave.
+struct WaveTestParams {
+  const float* in;
+  float* out;
+};
+
+}  // namespace hal::hip::kernels
