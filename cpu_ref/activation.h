@@ -10,7 +10,8 @@ namespace hal::cpu_ref {
 template <class T> T relu(T x) { return x > T(0) ? x : (x == x ? T(0) : x); }  // NaN propagates
 template <class T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
 template <class T> T silu(T x) { return x * sigmoid(x); }
-template <class T> T gelu_erf(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))); }
+// erfc(-x/sqrt2) instead of 1+erf(x/sqrt2): no cancellation in the negative tail.
+template <class T> T gelu_erf(T x) { return T(0.5) * x * std::erfc(-x * T(0.70710678118654752440)); }
 template <class T> T gelu_tanh(T x) {
   const T k = T(0.79788456080286535588);  // sqrt(2/pi)
   return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));

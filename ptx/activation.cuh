@@ -15,7 +15,8 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-
 
 __device__ __forceinline__ float silu(float x) { return x * sigmoid(x); }
 
-__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
+// erfc(-x/sqrt2) instead of 1+erf(x/sqrt2): no cancellation in the negative tail.
+__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * 0.70710678118654752440f); }
 
 __device__ __forceinline__ float gelu_tanh(float x) {
   const float k = 0.79788456080286535588f;  // sqrt(2/pi)

@@ -18,6 +18,12 @@
 #if !defined(NDEBUG) && !defined(HAL_PTX_BOUNDED_WAITS)
 #define HAL_PTX_BOUNDED_WAITS 1
 #endif
+// The message costs a printf call inside the wait loop; a kernel whose
+// wgmma pipeline must not cross a function call (ptxas C7510 serialises it)
+// defines HAL_PTX_MBARRIER_TRAP_MESSAGE 0 and still traps, silently.
+#ifndef HAL_PTX_MBARRIER_TRAP_MESSAGE
+#define HAL_PTX_MBARRIER_TRAP_MESSAGE 1
+#endif
 #ifndef HAL_PTX_MBARRIER_SPIN_LIMIT
 #define HAL_PTX_MBARRIER_SPIN_LIMIT (1u << 28)
 #endif
@@ -75,9 +81,11 @@ struct alignas(8) Mbarrier {
     uint32_t tries = 0;
     while (!try_wait_parity<Arch>(parity)) {
       if (++tries == HAL_PTX_MBARRIER_SPIN_LIMIT) {
+#if HAL_PTX_MBARRIER_TRAP_MESSAGE
         printf("hal ptx: mbarrier wait timed out (block %d,%d,%d thread %d, smem 0x%x, parity %u): "
                "an arrival or expect_tx byte count is wrong\n",
                blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, smem_u32(this), parity);
+#endif
         __trap();
       }
     }

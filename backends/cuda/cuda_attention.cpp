@@ -1,18 +1,64 @@
-// Launcher of the attention kernels. For now every call runs
-// hal_attention_general (ptx/kernels/attention_general.cu): any head dims,
-// strides and float dtype, one warp per (batch, query, head). The tensor-core
-// flash-attention kernel for d in {64, 128} is not written yet.
+// Launcher of the attention kernels. Calls the tensor-core kernel
+// hal_attention_flash_<dtype>_d<d> (ptx/kernels/attention_flash.cu) when
+//   q/k/v/y are one dtype, f16 or bf16; d == dv in {64, 128};
+//   every channel stride is 1, every other stride a multiple of 8 elements and
+//   each first element 16-byte aligned (cp.async copies 16-byte rows);
+//   the path is not disabled (HAL_CUDA_DISABLE=flash) and the device grants
+//   the shared memory;
+// and hal_attention_general (ptx/kernels/attention_general.cu: any head dims,
+// strides and float dtype, one warp per (batch, query, head)) otherwise.
+#include <atomic>
+#include <cstdint>
+
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
 #include "hal/error.h"
+#include "ptx/kernels/attention_flash_params.h"
 #include "ptx/kernels/attention_params.h"
 
 namespace hal::cuda {
 
+// Test hook (declared by tests/cuda/attention_flash_test.cpp): how many times
+// the flash kernel was launched in this process, so a test can prove that the
+// fast path (not the fallback) produced the answer it checked.
+std::uint64_t attention_flash_launch_count() noexcept;
+
 namespace {
+
 constexpr int kWarpsPerBlock = 8;  // attention_general.cu
+std::atomic<std::uint64_t> g_flash_launches{0};
+
+bool rows_are_16_byte_aligned(const Tensor& t) {
+  if (t.strides[3] != 1) return false;
+  for (int d = 0; d < 3; ++d)
+    if (t.strides[d] % 8 != 0) return false;
+  return reinterpret_cast<std::uintptr_t>(t.first()) % 16 == 0;
 }
+
+// The kernel name, or nullptr when the call needs the general kernel.
+const char* flash_kernel(CudaStream& s, const AttentionCall& call, const ptx::AttentionParams& p) {
+  const DType t = call.q.dtype;
+  if (t != DType::f16 && t != DType::bf16) return nullptr;
+  if (call.k.dtype != t || call.v.dtype != t || call.y.dtype != t) return nullptr;
+  if (p.d != p.dv || (p.d != 64 && p.d != 128)) return nullptr;
+  if (p.hkv <= 0 || p.hq % p.hkv != 0 || p.sk == 0) return nullptr;
+  if (p.hq > 65535 || p.batch > 65535) return nullptr;  // grid y, z
+  if ((p.sq + ptx::kFlashBlockQ - 1) / ptx::kFlashBlockQ > 0x7fffffffLL) return nullptr;
+  if (p.sq > (std::int64_t{1} << 40) || p.sk > (std::int64_t{1} << 40)) return nullptr;
+  for (const Tensor* x : {&call.q, &call.k, &call.v, &call.y})
+    if (!rows_are_16_byte_aligned(*x)) return nullptr;
+  if (static_cast<std::int64_t>(ptx::flash_shared_bytes(p.d)) > stream_caps(s).max_shared_per_block_optin)
+    return nullptr;
+  if (!path_enabled("flash")) return nullptr;
+  if (t == DType::f16) return p.d == 64 ? "hal_attention_flash_f16_d64" : "hal_attention_flash_f16_d128";
+  return p.d == 64 ? "hal_attention_flash_bf16_d64" : "hal_attention_flash_bf16_d128";
+}
+
+}  // namespace
+
+std::uint64_t attention_flash_launch_count() noexcept { return g_flash_launches.load(); }
 
 void run_attention(CudaStream& s, const AttentionCall& call) {
   ptx::AttentionParams p{};
@@ -39,6 +85,19 @@ void run_attention(CudaStream& s, const AttentionCall& call) {
   p.scale = call.scale;
   const std::int64_t rows = p.batch * p.sq * p.hq;
   if (rows == 0 || p.dv == 0) return;
+
+  if (const char* flash = flash_kernel(s, call, p)) {
+    LaunchShape shape;
+    shape.grid[0] = static_cast<unsigned>((p.sq + ptx::kFlashBlockQ - 1) / ptx::kFlashBlockQ);
+    shape.grid[1] = static_cast<unsigned>(p.hq);
+    shape.grid[2] = static_cast<unsigned>(p.batch);
+    shape.block[0] = 32 * ptx::kFlashWarps;
+    shape.shared_bytes = ptx::flash_shared_bytes(p.d);
+    launch(s, flash, shape, p);
+    g_flash_launches.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+
   const std::int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
   if (blocks > 0x7fffffffLL) throw_unsupported("cuda", "attention", "at most 2^34 query rows");
   LaunchShape shape;

@@ -3,10 +3,22 @@
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_kernel_args.h"
 #include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
 #include "ptx/kernels/cast_copy_params.h"
 
 namespace hal::cuda {
+
+namespace {
+bool float_type(DType t) {
+  return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f8e4m3 || t == DType::f8e5m2;
+}
+// cast_contiguous's conditions: both sides contiguous, 16-byte aligned, floating.
+bool contiguous_float_cast(const CastCall& call) {
+  return call.x.is_contiguous() && call.y.is_contiguous() && aligned16(call.x.first()) && aligned16(call.y.first()) &&
+         float_type(call.x.dtype) && float_type(call.y.dtype);
+}
+}  // namespace
 
 void run_cast(CudaStream& s, const CastCall& call) {
   ptx::CastParams p{};
@@ -20,6 +32,10 @@ void run_cast(CudaStream& s, const CastCall& call) {
   p.x_strides = kernel_strides(call.x.strides);
   p.y_strides = kernel_strides(call.y.strides);
   if (p.n == 0) return;
+  if (contiguous_float_cast(call) && path_enabled("cast_vec")) {
+    launch(s, "cast_contiguous", grid_stride_shape((p.n + 7) / 8, stream_caps(s).sm_count), p);
+    return;
+  }
   launch(s, "cast_strided", grid_stride_shape(p.n, stream_caps(s).sm_count), p);
 }
 

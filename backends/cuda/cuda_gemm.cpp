@@ -1,4 +1,6 @@
 // Launcher of the GEMM kernels. Picks, per call:
+//   0. hal_gemm_sm90a_<f16|bf16> (cuda_gemm_sm90a.cpp): TMA + wgmma on sm_90
+//      with sm_90a code, A and B contiguous along K (path "wgmma");
 //   1. hal_gemm_sm80_<f16|bf16>: tensor cores (mma.sync), when A and B are
 //      f16/bf16, each contiguous along K or along M/N with 16-byte-aligned
 //      rows and batch strides, and the device is sm_80 or newer;
@@ -8,6 +10,7 @@
 // rounding to C's dtype).
 #include <algorithm>
 
+#include "backends/cuda/cuda_gemm_sm90a.h"
 #include "backends/cuda/cuda_kernel_args.h"
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_ops.h"
@@ -71,6 +74,7 @@ void run_gemm(CudaStream& s, const GemmCall& call) {
   p.alpha = call.alpha;
   p.beta = call.beta;
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  if (try_gemm_sm90a(s, call)) return;
 
   const CudaDeviceCaps& caps = stream_caps(s);
   const bool half_inputs = a.dtype == DType::f16 || a.dtype == DType::bf16;

@@ -10,6 +10,7 @@
 #include "backends/cuda/cuda_kernel_args.h"
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
 #include "hal/error.h"
 #include "ptx/kernels/rows_params.h"
@@ -72,6 +73,22 @@ LaunchShape rows_launch(const ptx::RowsLayout& L) {
 
 std::uint8_t code(DType t) { return static_cast<std::uint8_t>(t); }
 
+// The "rows_reg" kernels hold a whole row in registers, one block per row:
+// rows of x and y contiguous and 16-byte aligned (f32/f16/bf16), a multiple of
+// 8 columns, longer than a warp's rows and at most 8192 (8 x 256 threads x 4
+// chunks, ptx/kernels/rows_common.cuh kRegMaxCols).
+constexpr std::int64_t kRegMaxCols = 8192;
+bool use_register_rows(const ptx::RowsLayout& L) {
+  return L.x_vec8 && L.y_vec8 && L.cols > kWarpRowMax && L.cols <= kRegMaxCols && L.cols % 8 == 0 &&
+         L.rows <= 0x7fffffffLL && path_enabled("rows_reg");
+}
+LaunchShape register_rows_launch(const ptx::RowsLayout& L) {
+  LaunchShape shape;
+  shape.block[0] = kBlockThreads;
+  shape.grid[0] = static_cast<unsigned>(L.rows);
+  return shape;
+}
+
 }  // namespace
 
 void run_softmax(CudaStream& s, const SoftmaxCall& call) {
@@ -85,6 +102,10 @@ void run_softmax(CudaStream& s, const SoftmaxCall& call) {
   p.scale = call.scale;
   p.causal = call.causal;
   p.log = call.log;
+  if (use_register_rows(p.layout)) {
+    launch(s, "hal_softmax_rows_reg", register_rows_launch(p.layout), p);
+    return;
+  }
   launch(s, "hal_softmax_rows", rows_launch(p.layout), p);
 }
 
@@ -106,6 +127,10 @@ void run_norm(CudaStream& s, const NormCall& call) {
   p.y_type = code(call.y.dtype);
   p.eps = call.eps;
   p.rms = call.rms;
+  if (use_register_rows(p.layout)) {
+    launch(s, "hal_norm_rows_reg", register_rows_launch(p.layout), p);
+    return;
+  }
   launch(s, "hal_norm_rows", rows_launch(p.layout), p);
 }
 

@@ -136,6 +136,22 @@ __device__ __forceinline__ void map_row(const void* xrow, ElemType xt, int64_t x
   for (int64_t j = j0 + lane; j < count; j += T) store_from_float(yrow, yt, j * ys, g(j, load_as_float(xrow, xt, j * xs)));
 }
 
+// --- whole row in registers (the "rows_reg" kernels) ----------------------
+// One 256-thread block per row, the row contiguous, 16-byte aligned, of
+// f32/f16/bf16, cols % 8 == 0 and cols <= 8 * 256 * kRegChunks (8192): thread
+// t holds chunks t, t + 256, ... (8 elements each). The row is read from
+// global memory once, every load issued before any arithmetic.
+inline constexpr int kRegChunks = 4;
+inline constexpr int64_t kRegMaxCols = 8LL * kBlockThreads * kRegChunks;
+
+__device__ __forceinline__ void load_row_regs(const void* row, ElemType t, int64_t chunks, float v[kRegChunks][8]) {
+#pragma unroll
+  for (int k = 0; k < kRegChunks; ++k) {
+    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
+    if (c < chunks) load8(row, t, c, v[k]);
+  }
+}
+
 // --- values combined across lanes -----------------------------------------
 
 __device__ __forceinline__ float shfl_xor(float v, int off) { return __shfl_xor_sync(0xffffffffu, v, off); }

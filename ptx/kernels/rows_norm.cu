@@ -53,3 +53,87 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_norm_rows(NormPa
             return v;
           });
 }
+
+namespace {
+// Weight / bias element j (a chunk of 8 at once when contiguous and aligned).
+__device__ __forceinline__ void load8_param(const void* base, ElemType t, int64_t stride, bool vec, int64_t c,
+                                            float out[8]) {
+  if (vec) {
+    load8(base, t, c, out);
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < 8; ++e) out[e] = load_as_float(base, t, (c * 8 + e) * stride);
+}
+__device__ __forceinline__ bool param_vec8(const void* p, ElemType t, int64_t stride) {
+  return stride == 1 && (t == ElemType::f32 || t == ElemType::f16 || t == ElemType::bf16) &&
+         (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+}  // namespace
+
+// The same LayerNorm / RMSNorm with the row held in registers (see
+// load_row_regs; the launcher checks the conditions): the mean, then the sum
+// of squared deviations (sum of squares for RMS), both in a fixed order from
+// registers, then one write.
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg(NormParams p) {
+  __shared__ float scratch[kBlockThreads / 32];
+  const RowsLayout& L = p.layout;
+  const int64_t row = blockIdx.x;
+  const ElemType xt = static_cast<ElemType>(p.x_type), yt = static_cast<ElemType>(p.y_type);
+  const ElemType wt = static_cast<ElemType>(p.weight_type), bt = static_cast<ElemType>(p.bias_type);
+  const RowOffsets o = row_offsets(L, row);
+  const void* xrow = offset_ptr(p.x, xt, o.x);
+  void* yrow = offset_ptr(p.y, yt, o.y);
+  const int64_t chunks = L.cols / 8;
+  const float n = static_cast<float>(L.cols);
+  const auto add = [](float a, float b) { return a + b; };
+
+  float v[kRegChunks][8];
+  load_row_regs(xrow, xt, chunks, v);
+
+  float mean = 0.0f;
+  if (!p.rms) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kRegChunks; ++k) {
+      const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
+      if (c < chunks) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc += v[k][e];
+      }
+    }
+    mean = group_allreduce(acc, kBlockThreads, add, scratch) / n;
+  }
+  float acc = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kRegChunks; ++k) {
+    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
+    if (c < chunks) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const float d = v[k][e] - mean;
+        acc += d * d;
+      }
+    }
+  }
+  const float var = group_allreduce(acc, kBlockThreads, add, scratch) / n;
+  const float rstd = 1.0f / sqrtf(var + p.eps);
+
+  const bool w_vec = param_vec8(p.weight, wt, p.weight_stride);
+  const bool b_vec = p.bias != nullptr && param_vec8(p.bias, bt, p.bias_stride);
+#pragma unroll
+  for (int k = 0; k < kRegChunks; ++k) {
+    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
+    if (c >= chunks) continue;
+    float w[8];
+    load8_param(p.weight, wt, p.weight_stride, w_vec, c, w);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[k][e] = (v[k][e] - mean) * rstd * w[e];
+    if (p.bias != nullptr) {
+      load8_param(p.bias, bt, p.bias_stride, b_vec, c, w);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) v[k][e] += w[e];
+    }
+    store8(yrow, yt, c, v[k]);
+  }
+}

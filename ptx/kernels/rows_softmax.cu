@@ -67,3 +67,68 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_softmax_rows(Sof
             return log_out ? v - log_s : expf(v) / s;
           });
 }
+
+// The same softmax with the row held in registers (see load_row_regs; the
+// launcher checks the conditions): max, then sum of exp(v - max), both in a
+// fixed order, then one write. Special values as in the reference: a NaN or
+// +inf among the unmasked entries, or unmasked entries all -inf, make the row
+// NaN (through the sum); a row with every key masked is 0 / -inf.
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_softmax_rows_reg(SoftmaxParams p) {
+  __shared__ float scratch[kBlockThreads / 32];
+  const RowsLayout& L = p.layout;
+  const int64_t row = blockIdx.x;
+  const ElemType xt = static_cast<ElemType>(p.x_type), yt = static_cast<ElemType>(p.y_type);
+  const RowOffsets o = row_offsets(L, row);
+  const void* xrow = offset_ptr(p.x, xt, o.x);
+  void* yrow = offset_ptr(p.y, yt, o.y);
+  const int64_t chunks = L.cols / 8;
+
+  float v[kRegChunks][8];
+  load_row_regs(xrow, xt, chunks, v);
+
+  int64_t valid = L.cols;
+  if (p.causal) {
+    const int64_t lq = L.outer_shape[L.outer_rank - 1];
+    const int64_t last_key = o.last_coord + (L.cols - lq);
+    valid = last_key < 0 ? 0 : (last_key + 1 < L.cols ? last_key + 1 : L.cols);
+  }
+  const float scale = p.scale;
+
+  float m = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < kRegChunks; ++k) {
+    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      v[k][e] *= scale;
+      if (c < chunks && c * 8 + e < valid) m = fmaxf(m, v[k][e]);
+    }
+  }
+  m = group_allreduce(m, kBlockThreads, [](float a, float b) { return fmaxf(a, b); }, scratch);
+
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kRegChunks; ++k) {
+    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      v[k][e] -= m;
+      if (c < chunks && c * 8 + e < valid) s += expf(v[k][e]);
+    }
+  }
+  s = group_allreduce(s, kBlockThreads, [](float a, float b) { return a + b; }, scratch);
+
+  const bool log_out = p.log;
+  const float log_s = logf(s);
+#pragma unroll
+  for (int k = 0; k < kRegChunks; ++k) {
+    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
+    if (c >= chunks) continue;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      if (c * 8 + e >= valid) v[k][e] = log_out ? -INFINITY : 0.0f;
+      else v[k][e] = log_out ? v[k][e] - log_s : expf(v[k][e]) / s;
+    }
+    store8(yrow, yt, c, v[k]);
+  }
+}

@@ -1,6 +1,9 @@
 // cast, copy, fill_random and embedding on cuda:0 against the cpu device.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "cuda_test_util.h"
 #include "hal/error.h"
 #include "ops/ops.h"
@@ -20,6 +23,42 @@ TEST(CudaCast, EveryFloatPairMatchesCpuExactly) {
         ops::cast(s, in[0], y);
       }, 0, what);
       expect_matches_cpu({x}, to, Shape{7, 301}, [](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
+        ops::cast(s, in[0], y, {.scale = 0.37f});
+      }, 0, what + " scaled");
+    }
+  }
+}
+
+// The contiguous cast kernel (cast_contiguous, switch "cast_vec": both sides
+// contiguous, 16-byte aligned, floating): 1M + 5 elements (a tail past the
+// last chunk of 8) spanning fp8 saturation, subnormals, +-0, inf and NaN, for
+// every float pair, bit-identical to the cpu device (NaN vs NaN counts equal).
+TEST(CudaCast, ContiguousMillionElementCastsMatchCpuExactly) {
+  HAL_REQUIRE_CUDA();
+  const std::size_t n = (1u << 20) + 5;
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    // A log-uniform magnitude in [2^-30, 2^20) with a sign from another hash.
+    const double u = static_cast<double>((i * 2654435761u) % 1000003u) / 1000003.0;
+    const float mag = std::ldexp(1.0f + static_cast<float>(u), static_cast<int>((i * 40503u) % 50u) - 30);
+    v[i] = ((i * 2246822519u) >> 7) & 1 ? -mag : mag;
+  }
+  const float special[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(), 448.0f, 464.0f, -57344.0f, 61440.0f, 1e-45f,
+                           -3.0e-39f, 65504.0f, 65520.0f, 3.3895314e38f};
+  for (std::size_t k = 0; k < sizeof(special) / sizeof(special[0]); ++k) {
+    v[k] = special[k];                // first chunks
+    v[n / 2 + 3 * k] = special[k];    // mid-vector lanes
+    if (k < 5) v[n - 1 - k] = special[k];  // the scalar tail
+  }
+  for (DType from : kFloats) {
+    const HostTensor x{from, Shape{static_cast<std::int64_t>(n)}, host_values(from, v)};
+    for (DType to : kFloats) {
+      const std::string what = std::string("1M ") + std::string(dtype_name(from)) + "->" + std::string(dtype_name(to));
+      expect_matches_cpu({x}, to, x.shape, [](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
+        ops::cast(s, in[0], y);
+      }, 0, what);
+      expect_matches_cpu({x}, to, x.shape, [](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
         ops::cast(s, in[0], y, {.scale = 0.37f});
       }, 0, what + " scaled");
     }

@@ -77,6 +77,77 @@ TEST(CudaRows, NormsMatchCpu) {
   }
 }
 
+// The register-row kernels (backends/cuda/cuda_rows.cpp use_register_rows:
+// contiguous aligned rows, cols % 8 == 0, 1024 < cols <= 8192; switch
+// "rows_reg"): the bench's 4096-column rows, the shortest and longest such
+// rows, causal masks cutting chunks of 8 and whole threads' worth of columns
+// (including rows with no key), and two runs bitwise identical.
+TEST(CudaRows, RegisterRowsMatchCpuAndAreDeterministic) {
+  HAL_REQUIRE_CUDA();
+  const Shape shapes[] = {Shape{2, 16, 4096}, Shape{3, 1032}, Shape{2, 8192}, Shape{1100, 1032}};
+  for (DType t : kDtypes) {
+    for (const Shape& shape : shapes) {
+      const std::int64_t cols = shape.back();
+      const std::string base = std::string(dtype_name(t)) + " " + shape.str();
+      const HostTensor x = random_tensor(t, shape, -6, 6, 11);
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool causal = variant & 1, log = variant & 2;
+        const double tol = 8.0 * static_cast<double>(cols) * kU32 * (log ? 10.0 : 1.0);
+        const OpFn op = [&](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
+          ops::SoftmaxOptions o;
+          o.scale = 0.7f;
+          o.causal = causal;
+          if (log) ops::log_softmax(s, in[0], y, o);
+          else ops::softmax(s, in[0], y, o);
+        };
+        const std::string what = "softmax " + base + (causal ? " causal" : "") + (log ? " log" : "");
+        expect_matches_cpu({x}, t, shape, op, output_ulps(t), what, tol);
+        EXPECT_EQ(run_on(*cuda_device(), {x}, t, shape, op), run_on(*cuda_device(), {x}, t, shape, op))
+            << what << ": two runs differ";
+      }
+      const HostTensor xn = random_tensor(t, shape, -3, 5, 12);
+      const HostTensor w = random_tensor(t, Shape{cols}, 0.5f, 1.5f, 13);
+      const HostTensor b = random_tensor(t, Shape{cols}, -1, 1, 14);
+      const double tol = 16.0 * static_cast<double>(cols) * kU32 * 10.0;
+      const OpFn ln = [](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
+        ops::layernorm(s, in[0], in[1], in[2], y, {.eps = 1e-5f});
+      };
+      const OpFn rms = [](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
+        ops::rmsnorm(s, in[0], in[1], y, {.eps = 1e-6f});
+      };
+      expect_matches_cpu({xn, w, b}, t, shape, ln, output_ulps(t), "layernorm " + base, tol);
+      expect_matches_cpu({xn, w}, t, shape, rms, output_ulps(t), "rmsnorm " + base, tol);
+      EXPECT_EQ(run_on(*cuda_device(), {xn, w, b}, t, shape, ln), run_on(*cuda_device(), {xn, w, b}, t, shape, ln))
+          << "layernorm " << base << ": two runs differ";
+      EXPECT_EQ(run_on(*cuda_device(), {xn, w}, t, shape, rms), run_on(*cuda_device(), {xn, w}, t, shape, rms))
+          << "rmsnorm " << base << ": two runs differ";
+    }
+  }
+}
+
+// Special values on the register path, as the reference gives them: NaN or
+// +inf in a row makes it NaN, a row of -inf is NaN, a single -inf entry is 0.
+TEST(CudaRows, RegisterRowsSoftmaxSpecialValues) {
+  HAL_REQUIRE_CUDA();
+  const std::int64_t cols = 4096;
+  std::vector<float> v(5 * cols);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 101) / 25.0f - 2.0f;
+  v[0 * cols + 777] = std::numeric_limits<float>::quiet_NaN();
+  v[1 * cols + 4095] = std::numeric_limits<float>::infinity();
+  for (std::int64_t j = 0; j < cols; ++j) v[2 * cols + j] = -std::numeric_limits<float>::infinity();
+  v[3 * cols + 5] = -std::numeric_limits<float>::infinity();
+  for (DType t : kDtypes) {
+    const HostTensor x{t, Shape{5, cols}, host_values(t, v)};
+    for (bool log : {false, true}) {
+      expect_matches_cpu({x}, t, Shape{5, cols}, [&](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
+        if (log) ops::log_softmax(s, in[0], y);
+        else ops::softmax(s, in[0], y);
+      }, output_ulps(t), std::string(dtype_name(t)) + (log ? " log_softmax" : " softmax") + " special values",
+                         8.0 * cols * kU32 * (log ? 10.0 : 1.0));
+    }
+  }
+}
+
 TEST(CudaRows, ReduceEveryAxisAndKind) {
   HAL_REQUIRE_CUDA();
   const ReduceKind kinds[] = {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min, ReduceKind::argmax};

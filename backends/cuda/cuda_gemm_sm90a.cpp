@@ -1,0 +1,142 @@
+// Host side of the sm_90a GEMM (ptx/kernels/gemm_sm90a.cu): layout checks,
+// TMA descriptor encoding, persistent launch over the device's SMs.
+#include "backends/cuda/cuda_gemm_sm90a.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "backends/cuda/cuda_driver.h"
+#include "backends/cuda/cuda_launch.h"
+#include "backends/cuda/cuda_paths.h"
+#include "backends/cuda/cuda_stream.h"
+#include "ptx/kernels/gemm_sm90a_params.h"
+
+namespace hal::cuda {
+
+namespace {
+
+using Cfg = ptx::GemmSm90aConfig;
+static_assert(sizeof(CUtensorMap) == sizeof(ptx::TmaDescriptorBytes), "opaque TMA descriptor must match CUtensorMap");
+// The bytes are copied (memcpy) into the kernel parameter, where the struct's
+// 64-byte alignment is what cp.async.bulk.tensor needs on sm_90; the host-side
+// CUtensorMap's own (larger, CUDA 13) alignment does not carry over.
+static_assert(alignof(ptx::TmaDescriptorBytes) >= 64, "TMA descriptor alignment");
+
+std::atomic<std::uint64_t> g_launches{0};
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// Row stride usable by TMA: 16-byte multiple, rows not overlapping.
+bool tma_row_stride_ok(std::int64_t row_stride, std::int64_t k) {
+  return row_stride >= k && (row_stride * 2) % 16 == 0 && row_stride * 2 < (std::int64_t{1} << 40);
+}
+
+// 2-D map of a matrix [rows, cols] with contiguous cols: box {64, box_rows}
+// (64 16-bit elements = the 128B swizzle span), out-of-range elements read as zero.
+bool encode_map(ptx::TmaDescriptorBytes& out, const void* base, DType t, std::int64_t rows, std::int64_t k,
+                std::int64_t row_stride, int box_rows) {
+  const Driver* d = driver();
+  if (d == nullptr || d->cuTensorMapEncodeTiled == nullptr) return false;
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_stride * 2)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Cfg::kBlockK), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = d->cuTensorMapEncodeTiled(
+      &map, t == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+      const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return false;
+  std::memcpy(out.bytes, &map, sizeof(map));
+  return true;
+}
+
+}  // namespace
+
+std::uint64_t gemm_sm90a_launch_count() { return g_launches.load(); }
+
+// On by default (validated on an H200 against the CPU device: bf16/f16, B
+// [N,K] and [K,N], edges, bias/activation/beta, batched, bitwise stable);
+// HAL_CUDA_DISABLE=wgmma turns the whole path off, =wgmma_bn only B [K,N].
+bool gemm_sm90a_switched_on() { return path_enabled("wgmma"); }
+
+bool try_gemm_sm90a(CudaStream& s, const GemmCall& call) {
+  const Tensor& a = call.a;
+  const Tensor& b = call.b;
+  const Tensor& c = call.c;
+  if (a.dtype != DType::f16 && a.dtype != DType::bf16) return false;
+  const CudaDeviceCaps& caps = stream_caps(s);
+  if (caps.cc_major != 9 || !caps.has_sm90a_kernels || caps.sm_count <= 0 ||
+      caps.max_shared_per_block_optin < Cfg::kSharedBytes || !gemm_sm90a_switched_on())
+    return false;
+
+  const int ra = a.rank(), rb = b.rank(), rc = c.rank();
+  const std::int64_t batch = rc == 3 ? c.shape[0] : 1;
+  const std::int64_t m = c.shape[rc - 2], n = c.shape[rc - 1];
+  const std::int64_t k = call.trans_a ? a.shape[ra - 2] : a.shape[ra - 1];
+  // Strides of op(A) [m, k] and op(B)^T [n, k]; both must be contiguous along K.
+  const std::int64_t a_row = call.trans_a ? a.strides[ra - 1] : a.strides[ra - 2];
+  const std::int64_t a_k = call.trans_a ? a.strides[ra - 2] : a.strides[ra - 1];
+  const std::int64_t b_n = call.trans_b ? b.strides[rb - 2] : b.strides[rb - 1];
+  const std::int64_t b_k = call.trans_b ? b.strides[rb - 1] : b.strides[rb - 2];
+  const std::int64_t a_batch = (ra == 3 && a.shape[0] != 1) ? a.strides[0] : 0;
+  const std::int64_t b_batch = (rb == 3 && b.shape[0] != 1) ? b.strides[0] : 0;
+  const std::int64_t c_batch = rc == 3 ? c.strides[0] : 0;
+  if (m <= 0 || n <= 0 || k < 8 || k % 8 != 0 || a_k != 1 || !tma_row_stride_ok(a_row, k)) return false;
+  // B K-major ([N, K], K contiguous) or N-major ([K, N], N contiguous; separately switchable).
+  const bool b_k_major = b_k == 1 && tma_row_stride_ok(b_n, k);
+  const bool b_n_major = !b_k_major && b_n == 1 && n % 8 == 0 && tma_row_stride_ok(b_k, n) && path_enabled("wgmma_bn");
+  if (!b_k_major && !b_n_major) return false;
+  if ((a_batch * 2) % 16 != 0 || (b_batch * 2) % 16 != 0) return false;
+  if (!aligned16(a.first()) || !aligned16(b.first())) return false;
+  const std::int64_t m_tiles = (m + Cfg::kBlockM - 1) / Cfg::kBlockM;
+  const std::int64_t n_tiles = (n + Cfg::kBlockN - 1) / Cfg::kBlockN;
+  const std::int64_t k_blocks = (k + Cfg::kBlockK - 1) / Cfg::kBlockK;
+  if (m_tiles * n_tiles > 0x7fffffffLL || k_blocks > 0x7fffffffLL || m > 0xffffffffLL || n > 0xffffffffLL) return false;
+
+  const std::size_t ab_size = dtype_size(a.dtype), c_size = dtype_size(c.dtype);
+  // Encode every batch's maps first, so a refusal launches nothing.
+  std::vector<ptx::GemmSm90aParams> launches(static_cast<std::size_t>(batch));
+  for (std::int64_t z = 0; z < batch; ++z) {
+    ptx::GemmSm90aParams& p = launches[static_cast<std::size_t>(z)];
+    const auto* a_z = static_cast<const char*>(a.first()) + z * a_batch * static_cast<std::int64_t>(ab_size);
+    const auto* b_z = static_cast<const char*>(b.first()) + z * b_batch * static_cast<std::int64_t>(ab_size);
+    const bool b_ok = b_k_major ? encode_map(p.b_map, b_z, a.dtype, n, k, b_n, Cfg::kBlockN)
+                                : encode_map(p.b_map, b_z, a.dtype, k, n, b_k, Cfg::kBlockK);
+    if (!encode_map(p.a_map, a_z, a.dtype, m, k, a_row, Cfg::kBlockM) || !b_ok) return false;
+    p.g.a = a_z;
+    p.g.b = b_z;
+    p.g.c = static_cast<char*>(c.first()) + z * c_batch * static_cast<std::int64_t>(c_size);
+    p.g.bias = call.bias ? call.bias->first() : nullptr;
+    p.g.bias_stride = call.bias ? call.bias->strides[0] : 1;
+    p.g.batch = 1;
+    p.g.m = m;
+    p.g.n = n;
+    p.g.k = k;
+    p.g.c_m_stride = c.strides[rc - 2];
+    p.g.c_n_stride = c.strides[rc - 1];
+    p.g.ab_type = static_cast<std::uint8_t>(a.dtype);
+    p.g.c_type = static_cast<std::uint8_t>(c.dtype);
+    p.g.activation = static_cast<std::int32_t>(call.activation);
+    p.g.alpha = call.alpha;
+    p.g.beta = call.beta;
+    p.m_tiles = static_cast<std::int32_t>(m_tiles);
+    p.n_tiles = static_cast<std::int32_t>(n_tiles);
+    p.k_blocks = static_cast<std::int32_t>(k_blocks);
+  }
+  LaunchShape shape;
+  shape.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(caps.sm_count, m_tiles * n_tiles));
+  shape.block[0] = Cfg::kThreads;
+  shape.shared_bytes = Cfg::kSharedBytes;
+  const char* name = a.dtype == DType::f16 ? (b_k_major ? "hal_gemm_sm90a_f16" : "hal_gemm_sm90a_f16_bn")
+                                           : (b_k_major ? "hal_gemm_sm90a_bf16" : "hal_gemm_sm90a_bf16_bn");
+  for (const ptx::GemmSm90aParams& p : launches) {
+    launch(s, name, shape, p);
+    g_launches.fetch_add(1);
+  }
+  return true;
+}
+
+}  // namespace hal::cuda

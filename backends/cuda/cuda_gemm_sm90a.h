@@ -1,0 +1,26 @@
+#pragma once
+// The sm_90a (Hopper wgmma + TMA) GEMM path of cuda_gemm.cpp.
+#include <cstdint>
+
+#include "hal/op.h"
+
+namespace hal::cuda {
+
+class CudaStream;
+
+// Launches hal_gemm_sm90a_<f16|bf16> for `call` and returns true when the
+// call fits the path (sm_90 device with sm_90a code, path "wgmma" enabled,
+// f16/bf16, A contiguous along K, B along K or (path "wgmma_bn" enabled, N a
+// multiple of 8) along N, 16-byte-aligned bases, row and batch strides, K a
+// multiple of 8, cuTensorMapEncodeTiled available);
+// returns false (nothing launched) otherwise. Needs gemm_sm90a_switched_on().
+bool try_gemm_sm90a(CudaStream& s, const GemmCall& call);
+
+// Whether the run-time switches allow the path ("wgmma" not in HAL_CUDA_DISABLE).
+bool gemm_sm90a_switched_on();
+
+// Number of kernels this process launched through the path (for tests that
+// must prove the fast path ran).
+std::uint64_t gemm_sm90a_launch_count();
+
+}  // namespace hal::cuda

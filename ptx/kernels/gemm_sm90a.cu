@@ -1,0 +1,226 @@
+// Persistent warp-specialised GEMM for sm_90a (Hopper): f16/bf16 A and B,
+// fp32 accumulation in registers via wgmma, fused epilogue.
+//
+// Block: 384 threads = 3 warpgroups. Warpgroup 0 is the producer: after
+// giving registers back (setmaxnreg.dec 40) one thread issues TMA loads of the
+// A tile [128 x 64] and B tile [128 x 64] (both K-major, 128B swizzle) into a
+// kStages-deep shared-memory ring. Warpgroups 1 and 2 are consumers
+// (setmaxnreg.inc 232): consumer c owns rows 64c..64c+63 of the 128 x 128
+// output tile and issues 4 wgmma m64n128k16 per k-block.
+//
+// Ring protocol, per stage s:
+//   full[s]  (1 arrival + TMA bytes): producer arrive.expect_tx(kStageBytes),
+//            then the two TMA loads complete exactly kStageBytes (TMA counts
+//            the whole box, out-of-bounds parts zero-filled included).
+//   empty[s] (256 arrivals): every consumer thread arrives once its wgmmas
+//            that read stage s have completed (wgmma.wait_group 0).
+// Both sides walk the same (tile, k-block) sequence, so the ring index and
+// parity agree; parity flips on each ring wrap. The producer's first pass
+// waits for parity 1 of empty[s], which a fresh mbarrier reports as complete.
+//
+// Tile scheduler: persistent grid (= SM count, set by the launcher from the
+// device), tile t = blockIdx.x + i * gridDim.x, row-major over (m, n) tiles.
+//
+// Shared layout of a K-major tile: row r (of M or N) is 128 bytes (64
+// elements); TMA's 128B swizzle stores 16-byte chunk c of row r at
+// c ^ (r & 7). The wgmma descriptor says the same (layout 128B swizzle,
+// stride between 8-row groups 1024 bytes); the k-th 16-wide slice starts 32k
+// bytes into the row, which the hardware swizzles like the TMA did because
+// each stage is 1024-byte aligned.
+//
+// B N-major (the *_bn kernels): B [K, N] with N contiguous is loaded as two
+// [64 k][64 n] boxes per stage (128-byte rows of n, 128B swizzle) and read by
+// wgmma with the transpose bit (16-bit types only), canonical MN-major layout
+// ((8,8,2) n, (8,k)) : ((1,8,LBO = 8 KiB), (64,SBO = 1 KiB)) in elements/bytes.
+//
+// Launcher preconditions (cuda_gemm_sm90a.cpp): batch 1, A contiguous along K, B along K or N,
+// base addresses 16-byte aligned, row strides multiples of 16 bytes.
+// Everything compiles to an empty stub outside sm_90a.
+#include <stdint.h>
+
+// Bounded mbarrier waits stay on (a wrong byte count traps instead of hanging
+// the GPU), but without printf: a call anywhere in the kernel serialises the
+// wgmma pipeline (ptxas C7510). Build with -DHAL_GEMM_SM90A_TRAP_MESSAGE=1 to
+// get the message while debugging.
+#ifndef HAL_GEMM_SM90A_TRAP_MESSAGE
+#define HAL_GEMM_SM90A_TRAP_MESSAGE 0
+#endif
+#define HAL_PTX_BOUNDED_WAITS 1
+#define HAL_PTX_MBARRIER_TRAP_MESSAGE HAL_GEMM_SM90A_TRAP_MESSAGE
+// No legitimate wait here lasts more than milliseconds; trap within seconds.
+#define HAL_PTX_MBARRIER_SPIN_LIMIT (1u << 24)
+
+#include "ptx/arch_config.cuh"
+#include "ptx/kernels/gemm_epilogue.cuh"
+#include "ptx/kernels/gemm_sm90a_params.h"
+#include "ptx/mbarrier.cuh"
+#include "ptx/setmaxnreg.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma_sm90a.cuh"
+
+namespace hal::ptx::gemm_sm90a {
+
+using Cfg = GemmSm90aConfig;
+
+#if HAL_PTX_SM90A
+
+constexpr int kConsumerThreads = 256;
+constexpr int kKSteps = Cfg::kBlockK / 16;  // wgmma k16 per k-block
+
+template <bool kBNMajor>
+__device__ __forceinline__ void producer(const GemmSm90aParams& p, uint8_t* ring, Mbarrier* full, Mbarrier* empty) {
+  const int num_tiles = p.m_tiles * p.n_tiles;
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+    const int m0 = (tile / p.n_tiles) * Cfg::kBlockM;
+    const int n0 = (tile % p.n_tiles) * Cfg::kBlockN;
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      empty[stage].wait(phase ^ 1u);
+      full[stage].arrive_expect_tx(Cfg::kStageBytes);
+      uint8_t* sa = ring + stage * Cfg::kStageBytes;
+      TmaLoad2D::copy(sa, &p.a_map, full[stage], kb * Cfg::kBlockK, m0);
+      if constexpr (kBNMajor) {
+        // Two [64 k][64 n] boxes (a 128B-swizzle row holds 64 n), side by side.
+        TmaLoad2D::copy(sa + Cfg::kTileABytes, &p.b_map, full[stage], n0, kb * Cfg::kBlockK);
+        TmaLoad2D::copy(sa + Cfg::kTileABytes + Cfg::kTileBBytes / 2, &p.b_map, full[stage], n0 + 64,
+                        kb * Cfg::kBlockK);
+      } else {
+        TmaLoad2D::copy(sa + Cfg::kTileABytes, &p.b_map, full[stage], kb * Cfg::kBlockK, n0);
+      }
+      if (++stage == Cfg::kStages) {
+        stage = 0;
+        phase ^= 1u;
+      }
+    }
+  }
+}
+
+template <class Mma, bool kBNMajor>
+__device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t, uint8_t* ring, Mbarrier* full,
+                                         Mbarrier* empty) {
+  const int num_tiles = p.m_tiles * p.n_tiles;
+  const int warp = t / 32, lane = t % 32;
+  int stage = 0;
+  uint32_t phase = 0;
+  float acc[64];
+  for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+    const int m0 = (tile / p.n_tiles) * Cfg::kBlockM;
+    const int n0 = (tile % p.n_tiles) * Cfg::kBlockN;
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      full[stage].wait(phase);
+      const uint8_t* sa = ring + stage * Cfg::kStageBytes + cw * 64 * 128;
+      const uint8_t* sb = ring + stage * Cfg::kStageBytes + Cfg::kTileABytes;
+#pragma unroll
+      for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < kKSteps; ++k) {
+        // N-major B: k16 slice k = rows 16k.. of each box (2048 bytes apart); the
+        // 8-row groups are 1024 bytes apart (SBO), the two 64-wide n boxes
+        // kTileBBytes / 2 apart (LBO).
+        const uint64_t desc_b = kBNMajor ? make_wgmma_desc(sb + 2048 * k, Cfg::kTileBBytes / 2, 1024, WgmmaSwizzle::b128)
+                                         : make_wgmma_desc(sb + 32 * k, 16, 1024, WgmmaSwizzle::b128);
+        Mma::fma(acc, make_wgmma_desc(sa + 32 * k, 16, 1024, WgmmaSwizzle::b128), desc_b, 1);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
+      empty[stage].arrive();
+      if (++stage == Cfg::kStages) {
+        stage = 0;
+        phase ^= 1u;
+      }
+    }
+    // Epilogue straight from the accumulator fragments (layout in
+    // ptx/wgmma_sm90a.cuh), predicated at the M/N edges.
+    const int64_t row0 = m0 + cw * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const int64_t col = n0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int64_t row = row0 + 8 * h;
+        if (row >= p.g.m) continue;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          if (col + e < p.g.n)
+            gemm_store(p.g, row * p.g.c_m_stride + (col + e) * p.g.c_n_stride, col + e, acc[4 * j + 2 * h + e]);
+        }
+      }
+    }
+  }
+}
+
+template <class Mma, bool kBNMajor>
+__device__ __forceinline__ void run(const GemmSm90aParams& p) {
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t raw = smem_u32(smem_raw);
+  uint8_t* ring = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // 128B swizzle atoms are 1024 bytes
+  Mbarrier* full = reinterpret_cast<Mbarrier*>(ring + Cfg::kStages * Cfg::kStageBytes);
+  Mbarrier* empty = full + Cfg::kStages;
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    prefetch_tensor_map(&p.a_map);
+    prefetch_tensor_map(&p.b_map);
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      full[s].init(1);
+      empty[s].init(kConsumerThreads);
+    }
+    Mbarrier::fence_init();
+  }
+  __syncthreads();
+  if (wg == 0) {
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) producer<kBNMajor>(p, ring, full, empty);
+  } else {
+    setmaxnreg_inc<232>();
+    consumer<Mma, kBNMajor>(p, wg - 1, threadIdx.x % 128, ring, full, empty);
+  }
+}
+
+#endif  // HAL_PTX_SM90A
+
+}  // namespace hal::ptx::gemm_sm90a
+
+using hal::ptx::GemmSm90aParams;
+
+// <dtype>: B K-major ([N, K]); <dtype>_bn: B N-major ([K, N]), wgmma transpose bit.
+extern "C" __global__ void __launch_bounds__(hal::ptx::GemmSm90aConfig::kThreads, 1)
+    hal_gemm_sm90a_bf16(const __grid_constant__ GemmSm90aParams p) {
+#if HAL_PTX_SM90A
+  hal::ptx::gemm_sm90a::run<hal::ptx::WgmmaM64N128K16F32Bf16SS<0, 0>, false>(p);
+#else
+  (void)p;
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(hal::ptx::GemmSm90aConfig::kThreads, 1)
+    hal_gemm_sm90a_bf16_bn(const __grid_constant__ GemmSm90aParams p) {
+#if HAL_PTX_SM90A
+  hal::ptx::gemm_sm90a::run<hal::ptx::WgmmaM64N128K16F32Bf16SS<0, 1>, true>(p);
+#else
+  (void)p;
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(hal::ptx::GemmSm90aConfig::kThreads, 1)
+    hal_gemm_sm90a_f16(const __grid_constant__ GemmSm90aParams p) {
+#if HAL_PTX_SM90A
+  hal::ptx::gemm_sm90a::run<hal::ptx::WgmmaM64N128K16F32F16SS<0, 0>, false>(p);
+#else
+  (void)p;
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(hal::ptx::GemmSm90aConfig::kThreads, 1)
+    hal_gemm_sm90a_f16_bn(const __grid_constant__ GemmSm90aParams p) {
+#if HAL_PTX_SM90A
+  hal::ptx::gemm_sm90a::run<hal::ptx::WgmmaM64N128K16F32F16SS<0, 1>, true>(p);
+#else
+  (void)p;
+#endif
+}

@@ -1,0 +1,39 @@
+#pragma once
+// Parameters of the sm_90a warp-specialised GEMM (gemm_sm90a.cu).
+// Plain host/device header: no CUDA includes. The two TMA descriptors are
+// CUtensorMap values (128 opaque bytes, 64-byte alignment required by the
+// hardware) encoded on the host with cuTensorMapEncodeTiled; the kernel takes
+// this struct as `const __grid_constant__`, so the maps stay in parameter
+// space and TMA reads them from there.
+#include <stdint.h>
+
+#include "ptx/kernels/gemm_params.h"
+
+namespace hal::ptx {
+
+struct alignas(64) TmaDescriptorBytes {
+  unsigned char bytes[128];
+};
+static_assert(sizeof(TmaDescriptorBytes) == 128, "CUtensorMap is 128 bytes");
+
+// Tile shape shared by kernel and launcher.
+struct GemmSm90aConfig {
+  static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 64;  // kBlockK * 2 bytes = the 128B swizzle span
+  static constexpr int kStages = 5;
+  static constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+  static constexpr int kTileABytes = kBlockM * kBlockK * 2;
+  static constexpr int kTileBBytes = kBlockN * kBlockK * 2;
+  static constexpr int kStageBytes = kTileABytes + kTileBBytes;
+  // Ring + mbarriers (2 per stage) + slack to align the ring to 1024 bytes.
+  static constexpr int kSharedBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+};
+
+struct GemmSm90aParams {
+  TmaDescriptorBytes a_map;  // op(A) [M, K], K contiguous; box {kBlockK, kBlockM}, 128B swizzle
+  TmaDescriptorBytes b_map;  // K-major kernels: op(B)^T [N, K]; box {kBlockK, kBlockN}
+                             // N-major (_bn): op(B) [K, N]; box {64, kBlockK}; 128B swizzle
+  GemmParams g;              // sizes, C/bias addresses and strides, epilogue (batch == 1)
+  int32_t m_tiles = 0, n_tiles = 0, k_blocks = 0;
+};
+
+}  // namespace hal::ptx
