@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what hal needs to build and test on Debian 12 (all Debian packages).
+#   HAL_WITH_HIP=0  skips the HIP toolchain (hipcc, clang-15), needed only to build the AMD backend.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PKGS="cmake ninja-build g++ libtbb-dev libfmt-dev libgtest-dev python3"
+if [ "${HAL_WITH_HIP:-1}" != 0 ]; then PKGS="$PKGS hipcc libamdhip64-dev"; fi
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
   echo "installing:$missing"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The main job on the CPU: build, list the devices, run the conformance suite.
+# The main job on the CPU: build the CPU-only tool, list the devices, run the
+# conformance suite on the CPU.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
-bash "$HAL_ROOT/scripts/install-deps.sh"
-cmake --preset "$HAL_PRESET" -S "$HAL_ROOT" >/dev/null
-cmake --build --preset "$HAL_PRESET" -j "$JOBS" --target hal_cli
-HAL="$HAL_ROOT/build/$HAL_PRESET/tools/hal"
-"$HAL" devices
-"$HAL" conformance --device cpu
+HAL_WITH_HIP=0 bash "$HAL_ROOT/scripts/install-deps.sh"
+cd "$HAL_ROOT"
+cmake --preset cpu >/dev/null
+cmake --build --preset cpu -j "$JOBS" --target hal_cli
+build/cpu/tools/hal devices
+build/cpu/tools/hal conformance --device cpu
