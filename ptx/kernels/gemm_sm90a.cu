@@ -13,7 +13,9 @@
 //            then the two TMA loads complete exactly kStageBytes (TMA counts
 //            the whole box, out-of-bounds parts zero-filled included).
 //   empty[s] (256 arrivals): every consumer thread arrives once its wgmmas
-//            that read stage s have completed (wgmma.wait_group 0).
+//            that read stage s have completed: after issuing the next
+//            k-block's wgmmas and wgmma.wait_group 1 (one k-block in flight),
+//            or wait_group 0 after a tile's last k-block.
 // Both sides walk the same (tile, k-block) sequence, so the ring index and
 // parity agree; parity flips on each ring wrap. The producer's first pass
 // waits for parity 1 of empty[s], which a fresh mbarrier reports as complete.
@@ -109,6 +111,11 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
     const int n0 = (tile % p.n_tiles) * Cfg::kBlockN;
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+    // One k-block of wgmma stays in flight: k-block kb's wgmmas are issued
+    // before k-block kb-1's are waited for, so the tensor cores never drain
+    // between k-blocks. A stage is released only once the wgmmas that read it
+    // have completed, i.e. one iteration late (prev_stage).
+    int prev_stage = -1;
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       full[stage].wait(phase);
       const uint8_t* sa = ring + stage * Cfg::kStageBytes + cw * 64 * 128;
@@ -126,15 +133,22 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
         Mma::fma(acc, make_wgmma_desc(sa + 32 * k, 16, 1024, WgmmaSwizzle::b128), desc_b, 1);
       }
       wgmma_commit();
-      wgmma_wait<0>();
+      wgmma_wait<1>();  // k-block kb-1's group is done; kb's may still run
 #pragma unroll
       for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
-      empty[stage].arrive();
+      if (prev_stage >= 0) empty[prev_stage].arrive();
+      prev_stage = stage;
       if (++stage == Cfg::kStages) {
         stage = 0;
         phase ^= 1u;
       }
     }
+    // Drain the last k-block before reading acc, then release its stage (each
+    // stage used by this tile is released exactly once).
+    wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
+    if (prev_stage >= 0) empty[prev_stage].arrive();
     // Epilogue straight from the accumulator fragments (layout in
     // ptx/wgmma_sm90a.cuh), predicated at the M/N edges.
     const int64_t row0 = m0 + cw * 64 + warp * 16 + lane / 4;
