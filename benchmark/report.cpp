@@ -5,25 +5,11 @@
 
 #include <ostream>
 
+#include "hal/json.h"
+
 namespace hal::bench {
 
 namespace {
-
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) o += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        else o += c;
-    }
-  }
-  return o;
-}
 
 std::string unit(const BenchResult& r) { return r.bench_case.compute_bound() ? "TFLOP/s" : "GB/s"; }
 

@@ -13,6 +13,7 @@
 #include "conformance/registry.h"
 #include "conformance/safetensors.h"
 #include "hal/error.h"
+#include "hal/json.h"
 #include "hal/registry.h"
 
 namespace hal::conformance {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "hal/error.h"
+#include "hal/json.h"
 
 namespace hal::conformance {
 
@@ -23,22 +24,6 @@ std::string_view safetensors_dtype(DType t) {
     case DType::f64: return "F64";
   }
   return "?";
-}
-
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(ch));
-        else out += ch;
-    }
-  }
-  return out;
 }
 
 void write_safetensors(const std::string& path, const SafetensorsFile& file) {

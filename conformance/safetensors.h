@@ -30,7 +30,5 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file);
 // Throws hal::Error(io_error) naming the file and the problem.
 SafetensorsFile read_safetensors(const std::string& path);
 
-// JSON string escaping (also used for --json).
-std::string json_escape(std::string_view s);
 
 }  // namespace hal::conformance

@@ -7,7 +7,7 @@
 
 #include "hal/registry.h"
 #include "tools/cli.h"
-#include "tools/json_writer.h"
+#include "hal/json.h"
 
 namespace hal::tools {
 

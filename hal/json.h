@@ -1,15 +1,16 @@
 #pragma once
-// Minimal hand-written JSON output (the tool has no JSON library dependency).
+// Minimal hand-written JSON output, shared by the CLI, the conformance suite
+// and the benchmarks (the project has no JSON library dependency).
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <string_view>
 
-namespace hal::tools {
+namespace hal {
 
-// A JSON string literal, quotes included, with control characters escaped.
-inline std::string json_string(std::string_view s) {
-  std::string out = "\"";
+// The body of a JSON string literal (no quotes), control characters escaped.
+inline std::string json_escape(std::string_view s) {
+  std::string out;
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (ch) {
@@ -30,8 +31,11 @@ inline std::string json_string(std::string_view s) {
         }
     }
   }
-  return out + "\"";
+  return out;
 }
+
+// A JSON string literal, quotes included.
+inline std::string json_string(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 
 // JSON has no NaN or Infinity: they become null.
 inline std::string json_number(double v) {
@@ -41,4 +45,4 @@ inline std::string json_number(double v) {
   return buf;
 }
 
-}  // namespace hal::tools
+}  // namespace hal
