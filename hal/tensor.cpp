@@ -21,10 +21,8 @@ void* Tensor::first() const noexcept {
   return static_cast<char*>(data) + offset * static_cast<std::int64_t>(dtype_size(dtype));
 }
 
-std::int64_t Tensor::min_index() const {
-  if (numel() == 0) return offset;
-  return offset;  // strides are non-negative, so the first element is the lowest
-}
+// Strides are non-negative, so the first element is the lowest (also when empty).
+std::int64_t Tensor::min_index() const { return offset; }
 
 std::int64_t Tensor::end_index() const {
   if (numel() == 0) return offset;
