@@ -57,6 +57,11 @@ bool encode_map(ptx::TmaDescriptorBytes& out, const void* base, DType t, std::in
 
 std::uint64_t gemm_sm90a_launch_count() { return g_launches.load(); }
 
+bool encode_gemm_sm90a_tile_map(ptx::TmaDescriptorBytes& out, const void* base, DType t, std::int64_t rows,
+                                std::int64_t cols, std::int64_t row_stride, int box_rows) {
+  return encode_map(out, base, t, rows, cols, row_stride, box_rows);
+}
+
 // On by default (validated on an H200 against the CPU device: bf16/f16, B
 // [N,K] and [K,N], edges, bias/activation/beta, batched, bitwise stable);
 // HAL_CUDA_DISABLE=wgmma turns the whole path off, =wgmma_bn only B [K,N].

@@ -4,6 +4,10 @@
 
 #include "hal/op.h"
 
+namespace hal::ptx {
+struct TmaDescriptorBytes;
+}  // namespace hal::ptx
+
 namespace hal::cuda {
 
 class CudaStream;
@@ -22,5 +26,12 @@ bool gemm_sm90a_switched_on();
 // Number of kernels this process launched through the path (for tests that
 // must prove the fast path ran).
 std::uint64_t gemm_sm90a_launch_count();
+
+// The path's TMA map encoding, exposed for the TMA wrapper test: a 16-bit
+// (f16/bf16) matrix [rows, cols] with contiguous cols and `row_stride`
+// elements between rows, box {64, box_rows}, 128B swizzle, zero fill out of
+// bounds. False when the driver lacks cuTensorMapEncodeTiled or rejects it.
+bool encode_gemm_sm90a_tile_map(ptx::TmaDescriptorBytes& out, const void* base, DType t, std::int64_t rows,
+                                std::int64_t cols, std::int64_t row_stride, int box_rows);
 
 }  // namespace hal::cuda
