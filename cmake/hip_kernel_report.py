@@ -8,14 +8,18 @@ Each bundle is unbundled per target with clang-offload-bundler; the AMDGPU
 metadata (llvm-readelf --notes, msgpack shown as YAML) gives per kernel its
 VGPRs, SGPRs, AGPRs, LDS (group segment) and scratch (private segment) bytes
 and spill counts; llvm-objdump -d counts the v_mfma instructions per kernel.
-The occupancy estimate is waves per SIMD from the register budget alone:
-CDNA2/3 give each SIMD 512 unified VGPRs (arch + AGPR) per lane, allocated
-in granules of 8, at most 8 waves -- LDS and workgroup size can lower it.
+Occupancy estimates, waves per SIMD: from the register budget (CDNA2/3 give
+each SIMD 512 unified VGPRs per lane, allocated in granules of 8, at most 8
+waves; on gfx90a/gfx94x the metadata's vgpr_count is already the unified
+total, arch VGPRs + AGPRs), from LDS (64 KiB per CU shared by the workgroups
+on it, 4 SIMDs per CU, waves per workgroup from max_flat_workgroup_size),
+and the smaller of the two.
 
 With --check the run fails (exit 1) when a kernel uses scratch or spills
 VGPRs (SGPR spills land in VGPR lanes, not memory: reported, not failed),
-when a GEMM kernel named gemm_mfma_* lacks v_mfma instructions on any
-target, or when a target is missing from a bundle.
+when an MFMA kernel (gemm_mfma_*, attention_flash_*) lacks v_mfma
+instructions on any target, when either family is missing, or when a target
+is missing from a bundle.
 """
 import json
 import os
@@ -24,7 +28,10 @@ import subprocess
 import sys
 import tempfile
 
-MFMA_REQUIRED = re.compile(r"^gemm_mfma_")
+MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_)")
+MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_")
+CU_LDS_BYTES = 65536
+SIMDS_PER_CU = 4
 SIMD_VGPRS = 512
 VGPR_GRANULE = 8
 MAX_WAVES_PER_SIMD = 8
@@ -85,6 +92,14 @@ def waves_per_simd(vgprs):
     return min(MAX_WAVES_PER_SIMD, SIMD_VGPRS // granules)
 
 
+def waves_per_simd_by_lds(lds_bytes, workgroup_size):
+    waves_per_group = max(1, -(-workgroup_size // 64))
+    if lds_bytes <= 0:
+        return MAX_WAVES_PER_SIMD
+    groups_per_cu = CU_LDS_BYTES // lds_bytes
+    return min(MAX_WAVES_PER_SIMD, groups_per_cu * waves_per_group // SIMDS_PER_CU)
+
+
 def main():
     args = sys.argv[1:]
     out = bundler = objdump = readelf = None
@@ -129,7 +144,11 @@ def main():
                         "sgpr_spills": int(k.get("sgpr_spill_count", 0)),
                         "mfma_instructions": mfma.get(kname, 0),
                         "waves_per_simd_by_vgprs": waves_per_simd(vgpr),
+                        "workgroup_size": int(k.get("max_flat_workgroup_size", 0)),
                     }
+                    entry["waves_per_simd_by_lds"] = waves_per_simd_by_lds(entry["lds_bytes"], entry["workgroup_size"])
+                    entry["occupancy_waves_per_simd"] = min(entry["waves_per_simd_by_vgprs"],
+                                                            entry["waves_per_simd_by_lds"])
                     report["kernels"].append(entry)
                     # SGPR spills go to VGPR lanes (v_writelane), not memory:
                     # reported, not failed. Scratch and VGPR spills are memory.
@@ -145,11 +164,13 @@ def main():
         json.dump(report, f, indent=1)
     if check:
         mfma_kernels = [k for k in report["kernels"] if MFMA_REQUIRED.match(k["kernel"])]
-        if not mfma_kernels:
-            problems.append("no gemm_mfma_* kernel in any bundle")
+        for family in MFMA_FAMILIES:
+            if not any(k["kernel"].startswith(family) for k in mfma_kernels):
+                problems.append(f"no {family}* kernel in any bundle")
         for p in problems:
             print("FAIL:", p, file=sys.stderr)
-        print(f"{len(report['kernels'])} kernel/target entries checked; {len(mfma_kernels)} MFMA GEMM entries")
+        print(f"{len(report['kernels'])} kernel/target entries checked; {len(mfma_kernels)} MFMA entries "
+              f"(GEMM and flash attention)")
         return 1 if problems else 0
     return 0
 

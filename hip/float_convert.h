@@ -101,6 +101,14 @@ HAL_HIP_HD inline float f16_to_f32(uint16_t h) {
 HAL_HIP_HD inline uint16_t f32_to_f16(float v) { return f32_to_ieee16(v, 10, -14, 0x7C00u); }
 HAL_HIP_HD inline float bf16_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
 HAL_HIP_HD inline uint16_t f32_to_bf16(float v) { return f32_to_ieee16(v, 7, -126, 0x7F80u); }
+// The same result as f32_to_bf16 for every input in a few integer ops (the
+// carry of the rounding increment runs into the exponent, so overflow gives
+// infinity by itself); for hot loops such as the attention kernel's P.
+HAL_HIP_HD inline uint16_t f32_to_bf16_fast(float v) {
+  const uint32_t b = f32_bits(v);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFF;
+  return static_cast<uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+}
 
 // OCP e4m3fn: 0x7F / 0xFF is the only NaN, no infinity, max 0x7E = 448.
 HAL_HIP_HD inline float f8e4m3_to_f32(uint8_t b) {

@@ -1,4 +1,7 @@
 // Launchers of cast and copy (hip/kernels/cast_copy.hip).
+#include <algorithm>
+#include <cstdint>
+
 #include "backends/hip/hip_device.h"
 #include "backends/hip/hip_kernel_args.h"
 #include "backends/hip/hip_ops.h"
@@ -7,7 +10,7 @@
 
 namespace hal::hip {
 
-void run_cast(HipStream& s, const CastCall& c) {
+kernels::CastParams cast_params(const CastCall& c) {
   kernels::CastParams p{};
   p.x = c.x.first();
   p.y = c.y.first();
@@ -16,11 +19,23 @@ void run_cast(HipStream& s, const CastCall& c) {
   p.y_type = elem_type(c.y.dtype);
   p.scale = c.scale;
   p.contiguous = c.x.is_contiguous() && c.y.is_contiguous();
+  // 16-byte chunks: both views contiguous and 16-byte aligned, element sizes
+  // of at most 4 bytes (the kernel's chunk shapes).
+  p.vec16 = p.contiguous && dtype_size(c.x.dtype) <= 4 && dtype_size(c.y.dtype) <= 4 &&
+            reinterpret_cast<std::uintptr_t>(p.x) % 16 == 0 && reinterpret_cast<std::uintptr_t>(p.y) % 16 == 0;
   p.shape = kernel_shape(c.y.shape);
   p.x_strides = kernel_strides(c.x.strides);
   p.y_strides = kernel_strides(c.y.strides);
+  return p;
+}
+
+void run_cast(HipStream& s, const CastCall& c) {
+  const kernels::CastParams p = cast_params(c);
   if (p.n == 0) return;
-  launch(s, "hal_cast", grid_stride_shape(p.n, stream_caps(s).compute_units), p);
+  // Work items: steps of 16 / (wider element size) elements on the chunk path.
+  const std::int64_t per_step =
+      p.vec16 ? 16 / static_cast<std::int64_t>(std::max(dtype_size(c.x.dtype), dtype_size(c.y.dtype))) : 1;
+  launch(s, "hal_cast", grid_stride_shape(std::max<std::int64_t>(1, p.n / per_step), stream_caps(s).compute_units), p);
 }
 
 void run_copy(HipStream& s, const CopyCall& c) {

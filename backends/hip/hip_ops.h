@@ -4,6 +4,10 @@
 // and picks the kernel (fast path or general fallback) and launch geometry.
 #include "hal/device.h"
 #include "hal/op.h"
+#include "backends/hip/hip_launch.h"
+#include "hip/kernels/attention_params.h"
+#include "hip/kernels/cast_copy_params.h"
+#include "hip/kernels/elementwise_params.h"
 #include "hip/kernels/gemm_params.h"
 
 namespace hal::hip {
@@ -28,6 +32,22 @@ void run_fill_random(HipStream& s, const FillRandomCall& call);
 // GEMM operands as the kernels see them (strides of op(A), op(B), batch
 // broadcast); exposed for the host-side tests.
 kernels::GemmParams gemm_params(const GemmCall& call);
+
+// Arguments of hal_binary / hal_cast, vec16 (16-byte chunk path) included;
+// exposed for the host-side tests.
+kernels::BinaryParams binary_params(const BinaryCall& call);
+kernels::CastParams cast_params(const CastCall& call);
+
+// The attention kernel a call runs on (kernel == nullptr: nothing to do),
+// its geometry and arguments: attention_flash_* when the call qualifies
+// (hip_attention.cpp) and `flash_enabled`, attention_general otherwise.
+// Exposed for the host-side tests.
+struct AttentionLaunch {
+  const char* kernel = nullptr;
+  LaunchShape shape;
+  kernels::AttentionParams params{};
+};
+AttentionLaunch attention_launch(const AttentionCall& call, const HipDeviceCaps& caps, bool flash_enabled);
 
 // Which calls the HIP kernels implement (dtype combinations); the reason
 // names backend, op and dtype when they do not.

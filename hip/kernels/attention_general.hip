@@ -3,8 +3,9 @@
 // fp32 throughout. Lane t holds channels t, t+64, t+128, t+192 of q and of
 // the output accumulator; each score is a wave_sum of the lanes' partial dot
 // products. Correct for any strides, head dims up to 256, grouped-query heads
-// and the causal mask; it does NOT use the matrix cores (an MFMA flash-
-// attention kernel is future work): K and V are re-read per query row.
+// and the causal mask; it does NOT use the matrix cores: K and V are re-read
+// per query row. f16/bf16 calls with head dim 64 or 128 and 16-byte rows run
+// on attention_flash.hip instead (the launcher, hip_attention.cpp, decides).
 // A row whose keys are all masked gives zeros, as softmax does.
 #include <hip/hip_runtime.h>
 

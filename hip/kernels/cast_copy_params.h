@@ -5,6 +5,9 @@
 namespace hal::hip::kernels {
 
 // y = convert(x * scale), any float dtype to any float dtype (hal::DType numbering).
+// vec16 != 0 (implies contiguous): x and y start 16-byte aligned; the kernel
+// converts 16 / max(x size, y size) elements per step with one load and one
+// store each (16 bytes on the wider side), then the tail one by one.
 struct CastParams {
   const void* x;
   void* y;
@@ -12,6 +15,8 @@ struct CastParams {
   int32_t x_type, y_type;
   float scale;
   int32_t contiguous;
+  int32_t vec16;
+  int32_t pad_;
   KernelShape shape;
   KernelStrides x_strides, y_strides;
 };

@@ -45,6 +45,9 @@ HAL_HIP_HD inline int64_t strided_offset(const KernelShape& shape, const KernelS
 
 // y = a (op) b. op: hal::BinaryKind numbering; dtype: hal::DType numbering.
 // contiguous != 0: every operand is contiguous in y's shape (offset == i).
+// vec16 != 0 (implies contiguous): every operand's first element is also
+// 16-byte aligned, so the kernel moves 16-byte chunks (4 x f32, 8 x bf16,
+// 16 x fp8 ...) and finishes the last n % (16 / size) elements one by one.
 struct BinaryParams {
   const void* a;
   const void* b;
@@ -53,12 +56,12 @@ struct BinaryParams {
   int32_t op;
   int32_t dtype;
   int32_t contiguous;
-  int32_t pad_;
+  int32_t vec16;
   KernelShape shape;
   KernelStrides a_strides, b_strides, y_strides;
 };
 
-// y = f(x). op: hal::UnaryKind numbering.
+// y = f(x). op: hal::UnaryKind numbering. contiguous / vec16 as BinaryParams.
 struct UnaryParams {
   const void* x;
   void* y;
@@ -66,12 +69,12 @@ struct UnaryParams {
   int32_t op;
   int32_t dtype;
   int32_t contiguous;
-  int32_t pad_;
+  int32_t vec16;
   KernelShape shape;
   KernelStrides x_strides, y_strides;
 };
 
-// y = silu(gate) * up.
+// y = silu(gate) * up. contiguous / vec16 as BinaryParams.
 struct SwigluParams {
   const void* gate;
   const void* up;
@@ -79,6 +82,8 @@ struct SwigluParams {
   int64_t n;
   int32_t dtype;
   int32_t contiguous;
+  int32_t vec16;
+  int32_t pad_;
   KernelShape shape;
   KernelStrides gate_strides, up_strides, y_strides;
 };

@@ -61,8 +61,20 @@ TEST(HipHost, EncodingMatchesTheHostBitForBit) {
     if (hip::f32_to_f8e5m2(x) != f32_to_f8e5m2(x) && ++mismatches < 10) ADD_FAILURE() << "e5m2 of bits " << std::hex << b;
     if (hip::f32_to_f16(x) != f32_to_f16(x) && ++mismatches < 10) ADD_FAILURE() << "f16 of bits " << std::hex << b;
     if (hip::f32_to_bf16(x) != f32_to_bf16(x) && ++mismatches < 10) ADD_FAILURE() << "bf16 of bits " << std::hex << b;
+    if (hip::f32_to_bf16_fast(x) != f32_to_bf16(x) && ++mismatches < 10)
+      ADD_FAILURE() << "bf16 (fast) of bits " << std::hex << b;
   }
   EXPECT_EQ(mismatches, 0);
+}
+
+TEST(HipHost, FastBf16RoundsTiesToEvenAndOverflowsToInfinity) {
+  // Exactly halfway between two bf16 codes: the even one wins.
+  EXPECT_EQ(hip::f32_to_bf16_fast(std::bit_cast<float>(0x3F808000u)), 0x3F80);  // 0x3F80 even: down
+  EXPECT_EQ(hip::f32_to_bf16_fast(std::bit_cast<float>(0x3F818000u)), 0x3F82);  // 0x3F81 odd: up
+  EXPECT_EQ(hip::f32_to_bf16_fast(std::bit_cast<float>(0x3F808001u)), 0x3F81);  // past halfway: up
+  EXPECT_EQ(hip::f32_to_bf16_fast(std::numeric_limits<float>::max()), 0x7F80);
+  EXPECT_EQ(hip::f32_to_bf16_fast(-std::numeric_limits<float>::max()), 0xFF80);
+  EXPECT_EQ(hip::f32_to_bf16_fast(-std::numeric_limits<float>::quiet_NaN()), 0x7FFF);
 }
 
 TEST(HipHost, Fp8IsTheOcpEncodingNotFnuz) {
