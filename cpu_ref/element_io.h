@@ -5,16 +5,17 @@
 // A kernel works a block at a time: gather each input's block into a scratch
 // array of T (float for fp32 compute, double for the fp64 oracle), compute in a
 // tight loop the compiler can vectorise, scatter the result, rounding each
-// element once. Contiguous f32 and bf16 runs convert inline (vectorised), f16
-// runs call hal's scalar converters directly; everything else goes through
-// hal::load_element / store_element (hal/dtype.h), which define the rounding
-// rules.
+// element once. Contiguous f32, bf16 and f16 runs go through the vector
+// kernels' widen / narrow (vector_kernels.h: AVX2 when the CPU has it, bit for
+// bit hal's conversions); everything else goes through hal::load_element /
+// store_element (hal/dtype.h), which define the rounding rules.
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "cpu_ref/strided_index.h"
+#include "cpu_ref/vector_kernels.h"
 #include "hal/dtype.h"
 
 namespace hal::cpu_ref {
@@ -22,18 +23,6 @@ namespace hal::cpu_ref {
 // Elements per block: small enough that a few scratch arrays stay in L1, large
 // enough that the per-block dispatch is noise.
 inline constexpr std::int64_t kBlockElements = 1024;
-
-inline float bf16_bits_to_float(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t{bits} << 16); }
-
-// Round to nearest even, every NaN to the canonical 0x7FFF (what NVIDIA's
-// cvt.rn.bf16.f32 gives): the same rule as hal::f32_to_bf16, written inline so
-// the contiguous loop vectorises. A unit test compares the two on sampled bit
-// patterns, so they cannot drift apart silently.
-inline std::uint16_t float_to_bf16_bits(float v) {
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;
-  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 // out[i] = element (first + i) of the contiguous array `base` of dtype t.
 template <class T>
@@ -43,14 +32,8 @@ void load_run(const void* base, DType t, std::int64_t first, std::int64_t n, T* 
       std::memcpy(out, static_cast<const float*>(base) + first, static_cast<std::size_t>(n) * sizeof(float));
       return;
     }
-    if (t == DType::bf16) {
-      const auto* src = static_cast<const std::uint16_t*>(base) + first;
-      for (std::int64_t i = 0; i < n; ++i) out[i] = bf16_bits_to_float(src[i]);
-      return;
-    }
-    if (t == DType::f16) {
-      const auto* src = static_cast<const std::uint16_t*>(base) + first;
-      for (std::int64_t i = 0; i < n; ++i) out[i] = f16_to_f32(src[i]);
+    if (t == DType::bf16 || t == DType::f16) {
+      vector_kernels().widen(static_cast<const std::uint16_t*>(base) + first, t, n, out);
       return;
     }
     for (std::int64_t i = 0; i < n; ++i) out[i] = load_element_f32(base, t, first + i);
@@ -63,22 +46,16 @@ void load_run(const void* base, DType t, std::int64_t first, std::int64_t n, T* 
   }
 }
 
-// Element (first + i) of the contiguous array `base` of dtype t = in[i], rounded once.
+// Element (first + i) of the contiguous array `base` of dtype t = in[i],
+// rounded once. `streaming`: non-temporal stores for f32/bf16/f16 (see
+// VectorKernels::narrow_streaming); the bits are the same either way.
 template <class T>
-void store_run(void* base, DType t, std::int64_t first, std::int64_t n, const T* in) {
+void store_run(void* base, DType t, std::int64_t first, std::int64_t n, const T* in, bool streaming = false) {
   if constexpr (std::is_same_v<T, float>) {
-    if (t == DType::f32) {
-      std::memcpy(static_cast<float*>(base) + first, in, static_cast<std::size_t>(n) * sizeof(float));
-      return;
-    }
-    if (t == DType::bf16) {
-      auto* dst = static_cast<std::uint16_t*>(base) + first;
-      for (std::int64_t i = 0; i < n; ++i) dst[i] = float_to_bf16_bits(in[i]);
-      return;
-    }
-    if (t == DType::f16) {
-      auto* dst = static_cast<std::uint16_t*>(base) + first;
-      for (std::int64_t i = 0; i < n; ++i) dst[i] = f32_to_f16(in[i]);
+    if (vector_dtype(t)) {
+      const VectorKernels& vk = vector_kernels();
+      void* dst = static_cast<char*>(base) + first * static_cast<std::int64_t>(dtype_size(t));
+      (streaming ? vk.narrow_streaming : vk.narrow)(dst, t, n, in);
       return;
     }
     for (std::int64_t i = 0; i < n; ++i) store_element_f32(base, t, first + i, in[i]);
@@ -119,9 +96,9 @@ void gather_block(const StridedLayout<N>& layout, int k, const Tensor& t, std::i
 // Writes in[0, n) to logical elements [start, start + n) of operand k.
 template <class T, int N>
 void scatter_block(const StridedLayout<N>& layout, int k, const Tensor& t, std::int64_t start, std::int64_t n,
-                   const T* in) {
+                   const T* in, bool streaming = false) {
   if (layout.contiguous[k]) {
-    store_run(t.data, t.dtype, layout.offsets[k] + start, n, in);
+    store_run(t.data, t.dtype, layout.offsets[k] + start, n, in, streaming);
     return;
   }
   StridedCursor<N> cursor(layout, start);

@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include "cpu_ref/element_io.h"
+#include "cpu_ref/prefetch.h"
 #include "cpu_ref/strided_index.h"
 #include "hal/tensor.h"
 
@@ -35,23 +37,43 @@ void parallel_blocks(std::int64_t numel, Body&& body) {
 // y = compute(inputs) element for element. Every input must already have y's
 // shape (use broadcast_view). compute(in, out, n) gets NIn arrays of n values of
 // T (gathered and widened) and fills out[0, n); the driver rounds each result
-// once into y.
+// once into y, with streaming stores when y is far larger than the caches.
 template <class T, int NIn, class Compute>
 void map_elements(const std::array<const Tensor*, NIn>& inputs, const Tensor& y, Compute&& compute) {
   std::array<const Tensor*, NIn + 1> views{};
   for (int k = 0; k < NIn; ++k) views[k] = inputs[k];
   views[NIn] = &y;
   const StridedLayout<NIn + 1> layout(y.shape, views);
-  parallel_blocks(y.numel(), [&](std::int64_t start, std::int64_t n) {
+  const bool streaming = y.numel() * static_cast<std::int64_t>(dtype_size(y.dtype)) >= kStreamingStoreBytes;
+  std::array<bool, NIn> direct{};
+  if constexpr (std::is_same_v<T, float>)
+    for (int k = 0; k < NIn; ++k) direct[k] = layout.contiguous[k] && inputs[k]->dtype == DType::f32;
+  const std::int64_t numel = y.numel();
+  parallel_blocks(numel, [&](std::int64_t start, std::int64_t n) {
+    if (std::is_same_v<T, float> && start + n < numel) {
+      // The next block's contiguous inputs: in flight while this one computes.
+      const std::int64_t next = std::min(kBlockElements, numel - start - n);
+      for (int k = 0; k < NIn; ++k)
+        if (layout.contiguous[k]) {
+          const std::int64_t esize = static_cast<std::int64_t>(dtype_size(inputs[k]->dtype));
+          prefetch_for_read(static_cast<const char*>(inputs[k]->data) + (layout.offsets[k] + start + n) * esize,
+                            next * esize);
+        }
+    }
     T in_storage[NIn][kBlockElements];
     std::array<const T*, NIn> in{};
     for (int k = 0; k < NIn; ++k) {
+      if (direct[k]) {
+        // A contiguous input already in the compute type is read in place.
+        in[k] = static_cast<const T*>(inputs[k]->data) + layout.offsets[k] + start;
+        continue;
+      }
       gather_block(layout, k, *inputs[k], start, n, in_storage[k]);
       in[k] = in_storage[k];
     }
     T out[kBlockElements];
     compute(in, out, n);
-    scatter_block(layout, NIn, y, start, n, out);
+    scatter_block(layout, NIn, y, start, n, out, streaming);
   });
 }
 

@@ -8,11 +8,14 @@
 // dtype, any stride) are widened once, before the rows run.
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "cpu_ref/kernels.h"
 #include "cpu_ref/rows_access.h"
 #include "cpu_ref/rows_math.h"
+#include "cpu_ref/vector_kernels.h"
 
 namespace hal::cpu_ref {
 
@@ -22,6 +25,43 @@ template <class T> std::vector<T> load_vector(const Tensor& t, std::int64_t n) {
   std::vector<T> out(static_cast<std::size_t>(n));
   rows::gather(t, t.offset, t.rank() > 0 ? t.strides[t.rank() - 1] : 0, n, out.data());
   return out;
+}
+
+// One fp32 row on the vector kernels: the same sums (fixed lane order) and
+// formulas as the generic loop below. A contiguous f32/bf16/f16 row is read
+// fused with its first sum and written fused with the final rounding; a
+// strided one is gathered into `row` and scattered around the same kernels,
+// which gives the same bits. `row` is d floats of scratch.
+void normalize_row_f32(const Tensor& x, std::int64_t x_start, std::int64_t x_stride, const Tensor& y,
+                       std::int64_t y_start, std::int64_t y_stride, std::int64_t d, bool rms, float eps,
+                       const float* weight, const float* bias, bool streaming, float* row) {
+  const VectorKernels& vk = vector_kernels();
+  const float length = static_cast<float>(d);
+  const bool fused_in = x_stride == 1 && vector_dtype(x.dtype);
+  const bool fused_out = y_stride == 1 && vector_dtype(y.dtype);
+  const void* src = static_cast<const char*>(x.data) + x_start * static_cast<std::int64_t>(dtype_size(x.dtype));
+  void* dst = static_cast<char*>(y.data) + y_start * static_cast<std::int64_t>(dtype_size(y.dtype));
+  if (!fused_in) rows::gather(x, x_start, x_stride, d, row);
+  if (rms) {
+    const float sum_squares = fused_in ? vk.widen_sum_squares(src, x.dtype, d, row) : vk.sum_squares(row, d);
+    const float rstd = 1.0f / std::sqrt(sum_squares / length + eps);
+    if (fused_out) {
+      vk.rms_apply_narrow(row, rstd, weight, dst, y.dtype, d, streaming);
+      return;
+    }
+    vk.rms_apply(row, rstd, weight, row, d);
+  } else {
+    const float sum = fused_in ? vk.widen_sum(src, x.dtype, d, row) : vk.sum(row, d);
+    const float mean = sum / length;
+    const float var = vk.sum_squared_deviations(row, mean, d) / length;
+    const float rstd = 1.0f / std::sqrt(var + eps);
+    if (fused_out) {
+      vk.layer_apply_narrow(row, mean, rstd, weight, bias, dst, y.dtype, d, streaming);
+      return;
+    }
+    vk.layer_apply(row, mean, rstd, weight, bias, row, d);
+  }
+  rows::scatter(y, y_start, y_stride, d, row, streaming);
 }
 
 template <class T> void norm_typed(const NormCall& call) {
@@ -41,28 +81,38 @@ template <class T> void norm_typed(const NormCall& call) {
   const T eps = static_cast<T>(call.eps);
   const T length = static_cast<T>(d);
 
+  const bool streaming = rows::streams_output(y);
   rows::parallel_rows(count, 4 * d + 1, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<T> v(static_cast<std::size_t>(d));
+    // Uninitialised scratch: gather writes all of it before it is read.
+    const std::unique_ptr<T[]> v(new T[static_cast<std::size_t>(d)]);
     for (std::int64_t r = begin; r < end; ++r) {
-      T* row = v.data();
-      rows::gather(x, rows::offset_of(r, outer, x_outer, x.offset), x.strides[axis], d, row);
-      if (call.rms) {
-        const T mean_square = rows::fixed_dot(row, row, d) / length;
-        const T rstd = T(1) / std::sqrt(mean_square + eps);
-        for (std::int64_t j = 0; j < d; ++j) row[j] = row[j] * rstd * weight[j];
+      T* row = v.get();
+      if (std::is_same_v<T, float> && r + 1 < end)  // the next row loads while this one computes
+        rows::prefetch_row(x, rows::offset_of(r + 1, outer, x_outer, x.offset), x.strides[axis], d);
+      if constexpr (std::is_same_v<T, float>) {
+        normalize_row_f32(x, rows::offset_of(r, outer, x_outer, x.offset), x.strides[axis], y,
+                          rows::offset_of(r, outer, y_outer, y.offset), y.strides[axis], d, call.rms, eps,
+                          weight.data(), has_bias ? bias.data() : nullptr, streaming, row);
       } else {
-        const T mean = rows::fixed_sum(row, d) / length;
-        const T var = rows::lane_sum<T>(d, [&](std::int64_t j) {
-                        const T dev = row[j] - mean;
-                        return dev * dev;
-                      }) / length;
-        const T rstd = T(1) / std::sqrt(var + eps);
-        for (std::int64_t j = 0; j < d; ++j) {
-          const T normed = (row[j] - mean) * rstd * weight[j];
-          row[j] = has_bias ? normed + bias[j] : normed;
+        rows::gather(x, rows::offset_of(r, outer, x_outer, x.offset), x.strides[axis], d, row);
+        if (call.rms) {
+          const T mean_square = rows::fixed_dot(row, row, d) / length;
+          const T rstd = T(1) / std::sqrt(mean_square + eps);
+          for (std::int64_t j = 0; j < d; ++j) row[j] = row[j] * rstd * weight[j];
+        } else {
+          const T mean = rows::fixed_sum(row, d) / length;
+          const T var = rows::lane_sum<T>(d, [&](std::int64_t j) {
+                          const T dev = row[j] - mean;
+                          return dev * dev;
+                        }) / length;
+          const T rstd = T(1) / std::sqrt(var + eps);
+          for (std::int64_t j = 0; j < d; ++j) {
+            const T normed = (row[j] - mean) * rstd * weight[j];
+            row[j] = has_bias ? normed + bias[j] : normed;
+          }
         }
+        rows::scatter(y, rows::offset_of(r, outer, y_outer, y.offset), y.strides[axis], d, row, streaming);
       }
-      rows::scatter(y, rows::offset_of(r, outer, y_outer, y.offset), y.strides[axis], d, row);
     }
   });
 }

@@ -11,6 +11,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cpu_ref/half_convert.h"
+#include "cpu_ref/prefetch.h"
+#include "cpu_ref/vector_kernels.h"
 #include "hal/dtype.h"
 #include "hal/tensor.h"
 
@@ -35,8 +38,26 @@ template <class T> inline void store(void* base, DType t, std::int64_t index, T 
 // The dtype whose values T holds exactly, for the memcpy fast path.
 template <class T> inline constexpr DType native_dtype = std::is_same_v<T, double> ? DType::f64 : DType::f32;
 
-// out[k] = x[start + k * stride], k < n, widened to T.
+// out[k] = x[start + k * stride], k < n, widened to T. fp32 rows of f32, bf16
+// or f16 take the vector kernels (contiguous) or the inline converters
+// (strided); the conversion is exact either way.
 template <class T> void gather(const Tensor& x, std::int64_t start, std::int64_t stride, std::int64_t n, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (stride == 1 && vector_dtype(x.dtype)) {
+      vector_kernels().widen(static_cast<const char*>(x.data) + start * static_cast<std::int64_t>(dtype_size(x.dtype)),
+                             x.dtype, n, out);
+      return;
+    }
+    if (x.dtype == DType::bf16 || x.dtype == DType::f16) {
+      const auto* p = static_cast<const std::uint16_t*>(x.data) + start;
+      if (x.dtype == DType::bf16) {
+        for (std::int64_t k = 0; k < n; ++k) out[k] = bf16_bits_to_float(p[k * stride]);
+      } else {
+        for (std::int64_t k = 0; k < n; ++k) out[k] = f16_bits_to_float(p[k * stride]);
+      }
+      return;
+    }
+  }
   if (x.dtype == native_dtype<T>) {
     const T* p = static_cast<const T*>(x.data) + start;
     if (stride == 1) {
@@ -49,8 +70,29 @@ template <class T> void gather(const Tensor& x, std::int64_t start, std::int64_t
   for (std::int64_t k = 0; k < n; ++k) out[k] = load<T>(x.data, x.dtype, start + k * stride);
 }
 
-// y[start + k * stride] = in[k], k < n, each rounded once to y's dtype.
-template <class T> void scatter(const Tensor& y, std::int64_t start, std::int64_t stride, std::int64_t n, const T* in) {
+// y[start + k * stride] = in[k], k < n, each rounded once to y's dtype (the
+// same fast paths as gather; `streaming` asks for non-temporal stores on the
+// contiguous one, see VectorKernels::narrow_streaming).
+template <class T>
+void scatter(const Tensor& y, std::int64_t start, std::int64_t stride, std::int64_t n, const T* in,
+             bool streaming = false) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (stride == 1 && vector_dtype(y.dtype)) {
+      const VectorKernels& vk = vector_kernels();
+      (streaming ? vk.narrow_streaming : vk.narrow)(
+          static_cast<char*>(y.data) + start * static_cast<std::int64_t>(dtype_size(y.dtype)), y.dtype, n, in);
+      return;
+    }
+    if (y.dtype == DType::bf16 || y.dtype == DType::f16) {
+      auto* p = static_cast<std::uint16_t*>(y.data) + start;
+      if (y.dtype == DType::bf16) {
+        for (std::int64_t k = 0; k < n; ++k) p[k * stride] = float_to_bf16_bits(in[k]);
+      } else {
+        for (std::int64_t k = 0; k < n; ++k) p[k * stride] = float_to_f16_bits(in[k]);
+      }
+      return;
+    }
+  }
   if (y.dtype == native_dtype<T>) {
     T* p = static_cast<T*>(y.data) + start;
     if (stride == 1) {
@@ -74,6 +116,19 @@ inline std::int64_t offset_of(std::int64_t linear, const Shape& shape, const Str
     linear /= extent;
   }
   return index;
+}
+
+// Asks for the row x[start + k * stride], k < n, ahead of its gather, when it
+// is contiguous (see prefetch.h).
+inline void prefetch_row(const Tensor& x, std::int64_t start, std::int64_t stride, std::int64_t n) {
+  if (stride != 1) return;
+  const auto esize = static_cast<std::int64_t>(dtype_size(x.dtype));
+  prefetch_for_read(static_cast<const char*>(x.data) + start * esize, n * esize);
+}
+
+// Whether a row kernel should write y with streaming stores.
+inline bool streams_output(const Tensor& y) {
+  return y.numel() * static_cast<std::int64_t>(dtype_size(y.dtype)) >= kStreamingStoreBytes;
 }
 
 // Shape of the outer dimensions when axis `axis` is the row axis.

@@ -3,14 +3,17 @@
 // IEEE special values follow from the C library: neg/abs flip/clear the sign
 // bit (neg(-0) = +0, abs(-0) = +0), exp(-inf) = 0, log(0) = -inf, log(x < 0) =
 // NaN, sqrt(-0) = -0, rsqrt(+0) = +inf. relu maps every non-positive number,
-// -0 included, to +0 and keeps NaN (cpu_ref/activation.h); sigmoid, silu and
-// the gelus are the shared definitions of activation.h too, so the gemm
-// epilogue and the unary ops cannot drift apart.
+// -0 included, to +0 and keeps NaN (cpu_ref/activation.h); the gelus are the
+// shared definitions of activation.h too, and so are sigmoid and silu for the
+// fp64 oracle. In fp32, exp, sigmoid and silu run on the vector kernels'
+// exp (vector_kernels.h, <= 2 ulp; the contract allows 4), which is what
+// makes them memory-bound rather than libm-bound.
 #include <cmath>
 
 #include "cpu_ref/activation.h"
 #include "cpu_ref/elementwise.h"
 #include "cpu_ref/kernels.h"
+#include "cpu_ref/vector_kernels.h"
 
 namespace hal::cpu_ref {
 
@@ -36,6 +39,17 @@ void unary_run(UnaryKind kind, const T* x, T* y, std::int64_t n) {
     case UnaryKind::gelu: return map_run(x, y, n, [](T v) { return gelu_erf(v); });
     case UnaryKind::gelu_tanh: return map_run(x, y, n, [](T v) { return gelu_tanh(v); });
     case UnaryKind::silu: return map_run(x, y, n, [](T v) { return silu(v); });
+  }
+}
+
+// fp32: exp and the exp-based activations take the vector kernels' exp (<= 2
+// ulp, vector_kernels.h) instead of the C library's, one call per element.
+void unary_run(UnaryKind kind, const float* x, float* y, std::int64_t n) {
+  switch (kind) {
+    case UnaryKind::exp: return vector_kernels().exp(x, y, n);
+    case UnaryKind::sigmoid: return vector_kernels().sigmoid(x, y, n);
+    case UnaryKind::silu: return vector_kernels().silu(x, y, n);
+    default: return unary_run<float>(kind, x, y, n);
   }
 }
 

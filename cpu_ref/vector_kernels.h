@@ -1,0 +1,94 @@
+#pragma once
+// Contiguous fp32 loops for the memory-bound kernels (elementwise, softmax,
+// norm), with one implementation per ISA chosen at run time, like the gemm
+// micro-kernels: a portable one (baseline x86-64, any compiler) and an AVX2 +
+// FMA + F16C one (vector_kernels_avx2.cpp). The choice is made once per
+// process, so every call on a machine rounds the same way; results may differ
+// between the two tables within the accuracy contract (exp's polynomial uses
+// FMA on AVX2), never between thread counts.
+//
+// Every function works on contiguous runs; strided views are gathered into
+// contiguous scratch first (rows_access.h, element_io.h), so fast and strided
+// paths reach the same function and give the same bits.
+//
+// Contracts common to all entries: n >= 0; input and output runs either do not
+// overlap or are the same array (in place); the 16-bit conversions are bit for
+// bit hal::f32_to_bf16 / f32_to_f16 and their inverses (half_convert.h).
+#include <cstdint>
+#include <span>
+
+#include "hal/dtype.h"
+
+namespace hal::cpu_ref {
+
+struct VectorKernels {
+  const char* name;
+
+  // out[i] = src[i] widened to fp32; t is f32, bf16 or f16.
+  void (*widen)(const void* src, DType t, std::int64_t n, float* out);
+  // dst[i] = in[i] rounded once to t (f32, bf16 or f16).
+  void (*narrow)(void* dst, DType t, std::int64_t n, const float* in);
+  // The same bits as narrow, written with non-temporal (streaming) stores
+  // and fenced before returning. For outputs much larger than the caches:
+  // a plain store first reads the line it writes (read-for-ownership), so a
+  // read-x-write-y kernel moves three bytes per two; streaming moves two.
+  void (*narrow_streaming)(void* dst, DType t, std::int64_t n, const float* in);
+
+  // Elementwise maps. exp: <= 2 ulp over the whole float range (exp(-inf) = 0,
+  // overflow to +inf, NaN stays NaN); sigmoid = 1 / (1 + exp(-x)); silu = x *
+  // sigmoid(x); swiglu = silu(g) * u.
+  void (*exp)(const float* x, float* y, std::int64_t n);
+  void (*sigmoid)(const float* x, float* y, std::int64_t n);
+  void (*silu)(const float* x, float* y, std::int64_t n);
+  void (*swiglu)(const float* g, const float* u, float* y, std::int64_t n);
+  // y = x * s.
+  void (*scale)(const float* x, float s, float* y, std::int64_t n);
+
+  // Reductions in the fixed order of rows_math.h (eight interleaved lanes
+  // combined pairwise): the order depends on n only.
+  float (*max)(const float* x, std::int64_t n);  // n >= 1; NaN need not propagate (callers see it through exp)
+  float (*sum)(const float* x, std::int64_t n);
+  float (*sum_squares)(const float* x, std::int64_t n);
+  float (*sum_squared_deviations)(const float* x, float mean, std::int64_t n);  // sum (x - mean)^2
+  // y = exp(x - m), returns the sum of y in the fixed lane order.
+  float (*exp_shifted_sum)(const float* x, float m, float* y, std::int64_t n);
+
+  // Norm epilogues: rms: y = (x * rstd) * w; layer: y = ((x - mean) * rstd) * w
+  // (+ b when b is not null).
+  void (*rms_apply)(const float* x, float rstd, const float* w, float* y, std::int64_t n);
+  void (*layer_apply)(const float* x, float mean, float rstd, const float* w, const float* b, float* y,
+                      std::int64_t n);
+
+  // Fused forms for contiguous rows, one pass instead of two: bit for bit the
+  // composition of the entries above (so a strided row, gathered first, gives
+  // the same result), with fewer loads and stores per element.
+  // widen_sum: widen(src -> out), returns sum(out); widen_sum_squares likewise.
+  float (*widen_sum)(const void* src, DType t, std::int64_t n, float* out);
+  float (*widen_sum_squares)(const void* src, DType t, std::int64_t n, float* out);
+  // scale + narrow / rms_apply + narrow / layer_apply + narrow into dst of
+  // dtype t, streaming (narrow_streaming) when asked.
+  void (*scale_narrow)(const float* x, float s, void* dst, DType t, std::int64_t n, bool streaming);
+  void (*rms_apply_narrow)(const float* x, float rstd, const float* w, void* dst, DType t, std::int64_t n,
+                           bool streaming);
+  void (*layer_apply_narrow)(const float* x, float mean, float rstd, const float* w, const float* b, void* dst,
+                             DType t, std::int64_t n, bool streaming);
+};
+
+const VectorKernels& vector_kernels_portable();
+// Null when the build has no AVX2 version; only call it when the CPU has AVX2+FMA+F16C.
+const VectorKernels* vector_kernels_avx2();
+
+// Every table this CPU can run, portable first.
+std::span<const VectorKernels* const> vector_kernels_available();
+// The table every kernel uses: the most capable one, or the one named by the
+// HAL_CPU_VECTOR_KERNELS environment variable (a name prefix), read once.
+const VectorKernels& vector_kernels();
+
+// Outputs at least this large are written with narrow_streaming: far beyond
+// what the caches keep for the next op, so the stores would only evict.
+inline constexpr std::int64_t kStreamingStoreBytes = std::int64_t{16} << 20;
+
+// True when t has a widen/narrow entry (f32, bf16, f16).
+inline bool vector_dtype(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
+
+}  // namespace hal::cpu_ref

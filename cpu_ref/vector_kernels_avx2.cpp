@@ -1,0 +1,486 @@
+// The AVX2 + FMA + F16C table of vector_kernels.h. This file alone is compiled
+// with -mavx2 -mfma -mf16c (cpu_ref/CMakeLists.txt); it is only called after
+// cpu_features() reported all three.
+//
+// Loops run 8 floats (one __m256) at a time; a tail of fewer than 8 goes
+// through a zero-padded 8-float buffer, so each element is computed by the
+// same instructions wherever it lies in the run. Sums keep one accumulator
+// vector, which is exactly the eight interleaved lanes of rows_math.h, and
+// combine its lanes pairwise in the same order; with no multiply in the way
+// (sum) the bits equal the portable table's.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cpu_ref/exp_approx.h"
+#include "cpu_ref/half_convert.h"
+#include "cpu_ref/vector_kernels.h"
+
+namespace hal::cpu_ref {
+
+namespace {
+
+constexpr std::int64_t kW = 8;
+
+// Copies the last n < 8 floats into a zero-padded vector.
+inline __m256 load_tail(const float* x, std::int64_t n) {
+  alignas(32) float buf[kW] = {};
+  std::memcpy(buf, x, static_cast<std::size_t>(n) * sizeof(float));
+  return _mm256_load_ps(buf);
+}
+
+inline void store_tail(float* y, __m256 v, std::int64_t n) {
+  alignas(32) float buf[kW];
+  _mm256_store_ps(buf, v);
+  std::memcpy(y, buf, static_cast<std::size_t>(n) * sizeof(float));
+}
+
+// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as rows::combine_lanes.
+inline float combine_lanes(__m256 acc) {
+  alignas(32) float l[kW];
+  _mm256_store_ps(l, acc);
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+
+// exp_approx.h's algorithm, 8 lanes, with FMA. n = round(x log2e) comes from
+// adding 1.5 * 2^23 (the rounding add leaves n in the low mantissa bits, and
+// (bits + 127) << 23 is then 2^n: the magic's own bits shift out), and the
+// polynomial is 1 + r (1 + r P(r)) in Horner form.
+//
+// The common case |x| < 86 needs no clamp and one power-of-two multiply (n in
+// [-125, 125]). A vector holding anything else (large, NaN, inf) takes the
+// general path: clamp to [-104, 89] and scale by two powers of two, so
+// subnormal results round once and overflow gives +inf. For |x| < 86 both
+// paths compute the same bits, so a lane's result does not depend on its
+// neighbours.
+inline __m256 exp_poly8(__m256 x, __m256& t) {
+  using namespace exp_approx;
+  const __m256 magic = _mm256_set1_ps(kRoundMagic);
+  t = _mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), magic);
+  const __m256 n = _mm256_sub_ps(t, magic);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kP0);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP5));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  p = _mm256_fmadd_ps(p, r, one);
+  return _mm256_fmadd_ps(p, r, one);
+}
+
+// 2^(k + delta) from t's bits (k = n, the rounded exponent); valid while the
+// result is a normal power of two.
+inline __m256 pow2_from_magic(__m256i t_bits, int delta) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(t_bits, _mm256_set1_epi32(127 + delta)), 23));
+}
+
+inline __m256 exp8_general(__m256 x) {
+  using namespace exp_approx;
+  // min/max return their second operand when either is NaN: NaN passes.
+  x = _mm256_min_ps(_mm256_set1_ps(kHi), x);
+  x = _mm256_max_ps(_mm256_set1_ps(kLo), x);
+  __m256 t;
+  const __m256 e = exp_poly8(x, t);
+  // n in [-150, 128] as n1 + n2, each a normal power of two; a NaN lane's
+  // garbage exponent is harmless, e is NaN there.
+  const __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(_mm256_set1_ps(kRoundMagic)));
+  const __m256i k1 = _mm256_srai_epi32(k, 1);
+  const __m256i k2 = _mm256_sub_epi32(k, k1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(e, s1), s2);
+}
+
+inline __m256 exp8(__m256 x) {
+  const __m256 abs = _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
+  if (_mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(86.0f), _CMP_NLT_UQ)) != 0) return exp8_general(x);
+  __m256 t;
+  const __m256 e = exp_poly8(x, t);
+  return _mm256_mul_ps(e, pow2_from_magic(_mm256_castps_si256(t), 0));
+}
+
+inline __m256 sigmoid8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 e = exp8(_mm256_xor_ps(x, _mm256_set1_ps(-0.0f)));
+  return _mm256_div_ps(one, _mm256_add_ps(one, e));
+}
+
+// y = f(x) for 8-wide f, with the padded tail.
+template <class F> inline void map1(const float* x, float* y, std::int64_t n, F f) {
+  std::int64_t i = 0;
+  for (; i + kW <= n; i += kW) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
+  if (i < n) store_tail(y + i, f(load_tail(x + i, n - i)), n - i);
+}
+
+template <class F> inline void map2(const float* a, const float* b, float* y, std::int64_t n, F f) {
+  std::int64_t i = 0;
+  for (; i + kW <= n; i += kW) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+  if (i < n) store_tail(y + i, f(load_tail(a + i, n - i), load_tail(b + i, n - i)), n - i);
+}
+
+// Fixed-order sum of f(x[i]) over the run; the padded tail lanes add f(0),
+// which `f` must map to +0 (adding +0 leaves every lane's bits unchanged: a
+// lane sum starting at +0 is never -0).
+template <class F> inline float reduce1(const float* x, std::int64_t n, F f) {
+  __m256 acc = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + kW <= n; i += kW) acc = _mm256_add_ps(acc, f(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    const __m256 keep = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    acc = _mm256_add_ps(acc, _mm256_and_ps(keep, f(load_tail(x + i, n - i))));
+  }
+  return combine_lanes(acc);
+}
+
+// ---- conversions
+
+void widen(const void* src, DType t, std::int64_t n, float* out) {
+  if (n <= 0) return;
+  if (t == DType::f32) {
+    std::memmove(out, src, static_cast<std::size_t>(n) * sizeof(float));
+    return;
+  }
+  const auto* s = static_cast<const std::uint16_t*>(src);
+  std::int64_t i = 0;
+  if (t == DType::bf16) {
+    for (; i + kW <= n; i += kW) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+      _mm256_storeu_ps(out + i, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+    }
+    for (; i < n; ++i) out[i] = bf16_bits_to_float(s[i]);
+    return;
+  }
+  // f16: vcvtph2ps sets the quiet bit of a signalling NaN; hal keeps the
+  // payload as it is, so a block holding a NaN goes the scalar way.
+  const __m128i abs_mask = _mm_set1_epi16(0x7fff), inf = _mm_set1_epi16(0x7c00);
+  for (; i + kW <= n; i += kW) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    if (_mm_movemask_epi8(_mm_cmpgt_epi16(_mm_and_si128(h, abs_mask), inf)) != 0) {
+      for (std::int64_t j = i; j < i + kW; ++j) out[j] = f16_bits_to_float(s[j]);
+    } else {
+      _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
+    }
+  }
+  for (; i < n; ++i) out[i] = f16_bits_to_float(s[i]);
+}
+
+// Eight floats to bf16 bits in the low 16 bits of each 32-bit lane.
+inline __m256i bf16_round8(__m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  const __m256i is_nan =
+      _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+  return _mm256_blendv_epi8(rounded, _mm256_set1_epi32(0x7fff), is_nan);
+}
+
+// Sixteen floats to bf16 / f16 bits, in order, bit for bit the scalar
+// converters. bf16: packus works per 128-bit half ([lo0-3 hi0-3 | lo4-7
+// hi4-7]); the permute puts the quarters back in order. f16: vcvtps2ph keeps a
+// NaN's sign and payload where hal gives 0x7FFF, so a chunk holding a NaN goes
+// the scalar way.
+inline __m256i bf16_pack16(const float* in) {
+  const __m256i lo = bf16_round8(_mm256_loadu_ps(in));
+  const __m256i hi = bf16_round8(_mm256_loadu_ps(in + kW));
+  return _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xD8);
+}
+
+inline __m256i f16_pack16(const float* in) {
+  const __m256 a = _mm256_loadu_ps(in), b = _mm256_loadu_ps(in + kW);
+  if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(b, b, _CMP_UNORD_Q))) != 0) {
+    alignas(32) std::uint16_t h[2 * kW];
+    for (std::int64_t j = 0; j < 2 * kW; ++j) h[j] = float_to_f16_bits(in[j]);
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(h));
+  }
+  return _mm256_set_m128i(_mm256_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT), _mm256_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT));
+}
+
+void narrow(void* dst, DType t, std::int64_t n, const float* in) {
+  if (n <= 0) return;
+  if (t == DType::f32) {
+    std::memmove(dst, in, static_cast<std::size_t>(n) * sizeof(float));
+    return;
+  }
+  auto* d = static_cast<std::uint16_t*>(dst);
+  std::int64_t i = 0;
+  if (t == DType::bf16) {
+    for (; i + 2 * kW <= n; i += 2 * kW) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), bf16_pack16(in + i));
+    }
+    for (; i < n; ++i) d[i] = float_to_bf16_bits(in[i]);
+    return;
+  }
+  // f16: vcvtps2ph keeps a NaN's sign and payload; hal gives 0x7FFF, so a
+  // block holding a NaN goes the scalar way.
+  for (; i + kW <= n; i += kW) {
+    const __m256 v = _mm256_loadu_ps(in + i);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+      for (std::int64_t j = i; j < i + kW; ++j) d[j] = float_to_f16_bits(in[j]);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+  }
+  for (; i < n; ++i) d[i] = float_to_f16_bits(in[i]);
+}
+
+void narrow_streaming(void* dst, DType t, std::int64_t n, const float* in) {
+  if (n <= 0) return;
+  auto* d = static_cast<char*>(dst);
+  const std::int64_t esize = t == DType::f32 ? 4 : 2;
+  // Plain stores up to a 32-byte boundary, streaming 32-byte chunks, plain tail.
+  std::int64_t head = (32 - static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(d) & 31)) & 31;
+  if (head % esize != 0) return narrow(dst, t, n, in);  // misaligned elements: never for real tensors
+  head = std::min(head / esize, n);
+  narrow(d, t, head, in);
+  std::int64_t i = head;
+  if (t == DType::f32) {
+    for (; i + kW <= n; i += kW) _mm256_stream_ps(reinterpret_cast<float*>(d + i * 4), _mm256_loadu_ps(in + i));
+  } else if (t == DType::bf16) {
+    for (; i + 2 * kW <= n; i += 2 * kW) _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i * 2), bf16_pack16(in + i));
+  } else {
+    for (; i + 2 * kW <= n; i += 2 * kW) _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i * 2), f16_pack16(in + i));
+  }
+  narrow(d + i * esize, t, n - i, in + i);
+  _mm_sfence();
+}
+
+// ---- maps
+
+void exp_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, exp8); }
+void sigmoid_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, sigmoid8); }
+void silu_run(const float* x, float* y, std::int64_t n) {
+  map1(x, y, n, [](__m256 v) { return _mm256_mul_ps(v, sigmoid8(v)); });
+}
+void swiglu_run(const float* g, const float* u, float* y, std::int64_t n) {
+  map2(g, u, y, n, [](__m256 a, __m256 b) { return _mm256_mul_ps(_mm256_mul_ps(a, sigmoid8(a)), b); });
+}
+void scale_run(const float* x, float s, float* y, std::int64_t n) {
+  const __m256 sv = _mm256_set1_ps(s);
+  map1(x, y, n, [sv](__m256 v) { return _mm256_mul_ps(v, sv); });
+}
+
+// ---- reductions
+
+float max_run(const float* x, std::int64_t n) {
+  std::int64_t i = 0;
+  float m = x[0];
+  if (n >= kW) {
+    __m256 acc = _mm256_loadu_ps(x);
+    for (i = kW; i + kW <= n; i += kW) acc = _mm256_max_ps(_mm256_loadu_ps(x + i), acc);
+    alignas(32) float l[kW];
+    _mm256_store_ps(l, acc);
+    m = l[0];
+    for (int k = 1; k < kW; ++k) m = l[k] > m ? l[k] : m;
+  }
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+float sum_run(const float* x, std::int64_t n) {
+  return reduce1(x, n, [](__m256 v) { return v; });
+}
+float sum_squares_run(const float* x, std::int64_t n) {
+  return reduce1(x, n, [](__m256 v) { return _mm256_mul_ps(v, v); });
+}
+float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
+  const __m256 mv = _mm256_set1_ps(mean);
+  return reduce1(x, n, [mv](__m256 v) {
+    const __m256 d = _mm256_sub_ps(v, mv);
+    return _mm256_mul_ps(d, d);
+  });
+}
+
+float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n) {
+  const __m256 mv = _mm256_set1_ps(m);
+  __m256 acc = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + kW <= n; i += kW) {
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
+    _mm256_storeu_ps(y + i, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  if (i < n) {
+    const std::int64_t rest = n - i;
+    const __m256 keep = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    const __m256 e = _mm256_and_ps(keep, exp8(_mm256_sub_ps(load_tail(x + i, rest), mv)));
+    store_tail(y + i, e, rest);
+    acc = _mm256_add_ps(acc, e);
+  }
+  return combine_lanes(acc);
+}
+
+// ---- norm epilogues
+
+void rms_apply_run(const float* x, float rstd, const float* w, float* y, std::int64_t n) {
+  const __m256 rv = _mm256_set1_ps(rstd);
+  map2(x, w, y, n, [rv](__m256 v, __m256 wv) { return _mm256_mul_ps(_mm256_mul_ps(v, rv), wv); });
+}
+
+void layer_apply_run(const float* x, float mean, float rstd, const float* w, const float* b, float* y,
+                     std::int64_t n) {
+  const __m256 mv = _mm256_set1_ps(mean), rv = _mm256_set1_ps(rstd);
+  const auto normed = [mv, rv](__m256 v, __m256 wv) { return _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(v, mv), rv), wv); };
+  if (!b) {
+    map2(x, w, y, n, normed);
+    return;
+  }
+  std::int64_t i = 0;
+  for (; i + kW <= n; i += kW)
+    _mm256_storeu_ps(y + i, _mm256_add_ps(normed(_mm256_loadu_ps(x + i), _mm256_loadu_ps(w + i)), _mm256_loadu_ps(b + i)));
+  if (i < n) {
+    const std::int64_t rest = n - i;
+    store_tail(y + i, _mm256_add_ps(normed(load_tail(x + i, rest), load_tail(w + i, rest)), load_tail(b + i, rest)), rest);
+  }
+}
+
+// ---- fused forms
+
+// Eight elements of src (f32, bf16 or f16) at index i, widened exactly.
+inline __m256 load8(const void* src, DType t, std::int64_t i) {
+  if (t == DType::f32) return _mm256_loadu_ps(static_cast<const float*>(src) + i);
+  const auto* s = static_cast<const std::uint16_t*>(src) + i;
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  if (t == DType::bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  if (_mm_movemask_epi8(_mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00))) != 0) {
+    alignas(32) float f[kW];
+    for (std::int64_t j = 0; j < kW; ++j) f[j] = f16_bits_to_float(s[j]);
+    return _mm256_load_ps(f);
+  }
+  return _mm256_cvtph_ps(h);
+}
+
+// widen + reduce1 in one pass: the same lane sums as reduce1 over the widened row.
+template <class F> inline float widen_reduce(const void* src, DType t, std::int64_t n, float* out, F f) {
+  __m256 acc = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + kW <= n; i += kW) {
+    const __m256 v = load8(src, t, i);
+    _mm256_storeu_ps(out + i, v);
+    acc = _mm256_add_ps(acc, f(v));
+  }
+  if (i < n) {
+    const std::int64_t rest = n - i;
+    widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(t)), t, rest, out + i);
+    const __m256 keep = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    acc = _mm256_add_ps(acc, _mm256_and_ps(keep, f(load_tail(out + i, rest))));
+  }
+  return combine_lanes(acc);
+}
+
+float widen_sum_run(const void* src, DType t, std::int64_t n, float* out) {
+  return widen_reduce(src, t, n, out, [](__m256 v) { return v; });
+}
+float widen_sum_squares_run(const void* src, DType t, std::int64_t n, float* out) {
+  return widen_reduce(src, t, n, out, [](__m256 v) { return _mm256_mul_ps(v, v); });
+}
+
+// Eight results into dst (dtype t) at element i, rounded as narrow rounds;
+// streaming needs dst + i aligned (32 bytes for f32, 16 for 16-bit types).
+inline void store8(void* dst, DType t, std::int64_t i, __m256 v, bool streaming) {
+  if (t == DType::f32) {
+    float* p = static_cast<float*>(dst) + i;
+    if (streaming) _mm256_stream_ps(p, v);
+    else _mm256_storeu_ps(p, v);
+    return;
+  }
+  auto* p = reinterpret_cast<__m128i*>(static_cast<std::uint16_t*>(dst) + i);
+  __m128i h;
+  if (t == DType::bf16) {
+    const __m256i r = bf16_round8(v);
+    h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
+  } else if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+    alignas(32) float f[kW];
+    alignas(16) std::uint16_t b[kW];
+    _mm256_store_ps(f, v);
+    for (std::int64_t j = 0; j < kW; ++j) b[j] = float_to_f16_bits(f[j]);
+    h = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
+  } else {
+    h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+  }
+  if (streaming) _mm_stream_si128(p, h);
+  else _mm_storeu_si128(p, h);
+}
+
+// dst[i] = f(a[i], b[i], c[i]) rounded to t, for an 8-wide f: map + narrow in
+// one pass. The unaligned head (streaming) and the tail go through an 8-float
+// buffer and narrow, computing the same lanes.
+template <class F>
+inline void map3_narrow(const float* a, const float* b, const float* c, void* dst, DType t, std::int64_t n,
+                        bool streaming, F f) {
+  const auto esize = static_cast<std::int64_t>(dtype_size(t));
+  const std::int64_t align = t == DType::f32 ? 32 : 16;
+  auto* d = static_cast<char*>(dst);
+  std::int64_t head = 0;
+  if (streaming) {
+    const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(d) & static_cast<std::uintptr_t>(align - 1));
+    if (mis % esize != 0) streaming = false;  // misaligned elements: never for real tensors
+    else head = std::min(n, ((align - mis) & (align - 1)) / esize);
+  }
+  alignas(32) float buf[kW];
+  if (head > 0) {
+    _mm256_store_ps(buf, f(load_tail(a, head), load_tail(b, head), load_tail(c, head)));
+    narrow(d, t, head, buf);
+  }
+  std::int64_t i = head;
+  for (; i + kW <= n; i += kW)
+    store8(d, t, i, f(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), _mm256_loadu_ps(c + i)), streaming);
+  if (i < n) {
+    const std::int64_t rest = n - i;
+    _mm256_store_ps(buf, f(load_tail(a + i, rest), load_tail(b + i, rest), load_tail(c + i, rest)));
+    narrow(d + i * esize, t, rest, buf);
+  }
+  if (streaming) _mm_sfence();
+}
+
+// Two operands: the third slot repeats the first and is ignored.
+template <class F>
+inline void map2_narrow(const float* a, const float* b, void* dst, DType t, std::int64_t n, bool streaming, F f) {
+  map3_narrow(a, b, a, dst, t, n, streaming, [f](__m256 x, __m256 y, __m256) { return f(x, y); });
+}
+
+void scale_narrow_run(const float* x, float s, void* dst, DType t, std::int64_t n, bool streaming) {
+  const __m256 sv = _mm256_set1_ps(s);
+  map2_narrow(x, x, dst, t, n, streaming, [sv](__m256 v, __m256) { return _mm256_mul_ps(v, sv); });
+}
+
+void rms_apply_narrow_run(const float* x, float rstd, const float* w, void* dst, DType t, std::int64_t n,
+                          bool streaming) {
+  const __m256 rv = _mm256_set1_ps(rstd);
+  map2_narrow(x, w, dst, t, n, streaming,
+              [rv](__m256 v, __m256 wv) { return _mm256_mul_ps(_mm256_mul_ps(v, rv), wv); });
+}
+
+void layer_apply_narrow_run(const float* x, float mean, float rstd, const float* w, const float* b, void* dst,
+                            DType t, std::int64_t n, bool streaming) {
+  const __m256 mv = _mm256_set1_ps(mean), rv = _mm256_set1_ps(rstd);
+  const auto normed = [mv, rv](__m256 v, __m256 wv) {
+    return _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(v, mv), rv), wv);
+  };
+  if (!b) {
+    map2_narrow(x, w, dst, t, n, streaming, normed);
+    return;
+  }
+  map3_narrow(x, w, b, dst, t, n, streaming,
+              [normed](__m256 v, __m256 wv, __m256 bv) { return _mm256_add_ps(normed(v, wv), bv); });
+}
+
+}  // namespace
+
+const VectorKernels* vector_kernels_avx2() {
+  static const VectorKernels table{
+      "avx2",  widen,   narrow,  narrow_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
+      max_run, sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
+      rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
+      rms_apply_narrow_run, layer_apply_narrow_run};
+  return &table;
+}
+
+}  // namespace hal::cpu_ref

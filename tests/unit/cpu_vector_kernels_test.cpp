@@ -1,0 +1,329 @@
+// The CPU vector kernels (cpu_ref/vector_kernels.h) and the inline half
+// conversions (cpu_ref/half_convert.h): conversions bit for bit hal's, the
+// vector exp within 2 ulp of the exact exp, fixed-order sums, and the fast
+// contiguous row / block paths giving the same bits as the strided paths.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "cpu_ref/half_convert.h"
+#include "cpu_ref/rows_math.h"
+#include "cpu_ref/vector_kernels.h"
+#include "hal/dtype.h"
+#include "hal/registry.h"
+#include "hal/stream.h"
+#include "ops/ops.h"
+
+namespace {
+
+using hal::DType;
+using hal::Shape;
+using hal::Tensor;
+using hal::cpu_ref::VectorKernels;
+
+std::uint32_t bits(float v) { return std::bit_cast<std::uint32_t>(v); }
+float from_bits(std::uint32_t b) { return std::bit_cast<float>(b); }
+
+std::vector<const VectorKernels*> tables() {
+  const auto t = hal::cpu_ref::vector_kernels_available();
+  return {t.begin(), t.end()};
+}
+
+// Float bit patterns that stress 16-bit rounding: for every 16-bit prefix, the
+// patterns whose dropped bits are 0, 1, just below / at / above the bf16 tie
+// (bit 15) and the f16 tie (bit 12), and all ones; plus a prime-stride sweep
+// of the whole 32-bit range.
+std::vector<float> rounding_sweep() {
+  std::vector<float> v;
+  const std::uint32_t lows[] = {0x0000, 0x0001, 0x0fff, 0x1000, 0x1001, 0x1fff, 0x2000, 0x3000,
+                                0x7fff, 0x8000, 0x8001, 0x9000, 0xe000, 0xf000, 0xffff};
+  for (std::uint32_t hi = 0; hi < 0x10000; ++hi)
+    for (std::uint32_t lo : lows) v.push_back(from_bits(hi << 16 | lo));
+  for (std::uint64_t b = 0; b < (std::uint64_t{1} << 32); b += 16411) v.push_back(from_bits(static_cast<std::uint32_t>(b)));
+  return v;
+}
+
+TEST(CpuHalfConvert, WideningMatchesHalForAll16BitInputs) {
+  std::vector<std::uint16_t> all(0x10000);
+  for (std::uint32_t b = 0; b < 0x10000; ++b) all[b] = static_cast<std::uint16_t>(b);
+  for (std::uint32_t b = 0; b < 0x10000; ++b) {
+    const auto h = static_cast<std::uint16_t>(b);
+    ASSERT_EQ(bits(hal::cpu_ref::bf16_bits_to_float(h)), bits(hal::bf16_to_f32(h))) << std::hex << b;
+    ASSERT_EQ(bits(hal::cpu_ref::f16_bits_to_float(h)), bits(hal::f16_to_f32(h))) << std::hex << b;
+  }
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    // Odd offsets and lengths reach the unaligned heads and scalar tails.
+    for (DType t : {DType::bf16, DType::f16}) {
+      std::vector<float> out(all.size());
+      k->widen(all.data() + 3, t, static_cast<std::int64_t>(all.size() - 3), out.data() + 3);
+      k->widen(all.data(), t, 3, out.data());
+      for (std::uint32_t b = 0; b < 0x10000; ++b) {
+        const auto h = static_cast<std::uint16_t>(b);
+        const float want = t == DType::bf16 ? hal::bf16_to_f32(h) : hal::f16_to_f32(h);
+        ASSERT_EQ(bits(out[b]), bits(want)) << hal::dtype_name(t) << " " << std::hex << b;
+      }
+    }
+  }
+}
+
+TEST(CpuHalfConvert, NarrowingMatchesHalOnASweepOfFloatBits) {
+  const std::vector<float> sweep = rounding_sweep();
+  for (float v : sweep) {
+    ASSERT_EQ(hal::cpu_ref::float_to_bf16_bits(v), hal::f32_to_bf16(v)) << std::hex << bits(v);
+    ASSERT_EQ(hal::cpu_ref::float_to_f16_bits(v), hal::f32_to_f16(v)) << std::hex << bits(v);
+  }
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    for (DType t : {DType::bf16, DType::f16}) {
+      for (bool streaming : {false, true}) {
+        const auto narrow = streaming ? k->narrow_streaming : k->narrow;
+        std::vector<std::uint16_t> out(sweep.size());
+        const auto n = static_cast<std::int64_t>(sweep.size());
+        // An odd split: the second run starts off any 16- or 32-byte boundary.
+        narrow(out.data(), t, 5, sweep.data());
+        narrow(out.data() + 5, t, n - 5, sweep.data() + 5);
+        for (std::size_t i = 0; i < sweep.size(); ++i) {
+          const std::uint16_t want = t == DType::bf16 ? hal::f32_to_bf16(sweep[i]) : hal::f32_to_f16(sweep[i]);
+          ASSERT_EQ(out[i], want) << hal::dtype_name(t) << " streaming " << streaming << " " << std::hex
+                                  << bits(sweep[i]);
+        }
+      }
+    }
+    // f32 streaming is a copy; short runs exercise head and tail alone.
+    for (std::int64_t n : {0, 1, 3, 8, 13, 100}) {
+      std::vector<float> out(static_cast<std::size_t>(n) + 1, -1.0f);
+      k->narrow_streaming(out.data() + 1, DType::f32, n, sweep.data() + 1000);
+      for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(bits(out[static_cast<std::size_t>(i) + 1]), bits(sweep[1000 + static_cast<std::size_t>(i)]));
+      ASSERT_EQ(out[0], -1.0f);
+    }
+  }
+}
+
+// |got - exact| in units of the float ulp at the exact value (the subnormal
+// ulp 2^-149 below FLT_MIN); exact results beyond FLT_MAX must give +inf.
+double ulp_error(float got, double exact) {
+  const double max_finite = std::numeric_limits<float>::max();
+  if (exact >= max_finite * (1 + 0x1p-25)) return std::isinf(got) && got > 0 ? 0.0 : 1e30;
+  if (std::isinf(got)) return 1e30;
+  const double a = std::max(std::fabs(exact), 0x1p-126);
+  const double ulp = std::ldexp(1.0, std::ilogb(a) - 23);
+  return std::fabs(static_cast<double>(got) - exact) / ulp;
+}
+
+TEST(CpuVectorExp, WithinTwoUlpOverTheWholeRange) {
+  std::vector<float> xs;
+  // Every 397th float in (-inf, +inf): each binade, the subnormal-result range
+  // (x < -87.3) and the overflow edge (x ~ 88.72) included.
+  for (std::uint64_t b = 0; b < 0x7f800000u; b += 397) {
+    xs.push_back(from_bits(static_cast<std::uint32_t>(b)));
+    xs.push_back(-from_bits(static_cast<std::uint32_t>(b)));
+  }
+  // Dense near the edges and at zero.
+  for (float c : {88.7228394f, -87.3365479f, -103.278931f, -103.972076f, 0.0f, 0.346573591f}) {
+    float v = c;
+    for (int i = 0; i < 2000; ++i) v = std::nextafter(v, -1e30f);
+    for (int i = 0; i < 4000; ++i, v = std::nextafter(v, 1e30f)) xs.push_back(v);
+  }
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    std::vector<float> ys(xs.size());
+    k->exp(xs.data(), ys.data(), static_cast<std::int64_t>(xs.size()));
+    double worst = 0;
+    float worst_x = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double e = ulp_error(ys[i], std::exp(static_cast<double>(xs[i])));
+      if (e > worst) worst = e, worst_x = xs[i];
+    }
+    EXPECT_LE(worst, 2.0) << "at x = " << worst_x;
+  }
+}
+
+TEST(CpuVectorExp, SpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> xs = {-inf, inf, std::numeric_limits<float>::quiet_NaN(), 0.0f, -0.0f, 89.0f,
+                                 1e30f, -1e30f, -104.0f, -200.0f, 88.72f, -103.0f};
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    std::vector<float> ys(xs.size());
+    k->exp(xs.data(), ys.data(), static_cast<std::int64_t>(xs.size()));
+    EXPECT_EQ(bits(ys[0]), 0u);                 // exp(-inf) = +0
+    EXPECT_EQ(ys[1], inf);
+    EXPECT_TRUE(std::isnan(ys[2]));
+    EXPECT_EQ(ys[3], 1.0f);
+    EXPECT_EQ(ys[4], 1.0f);
+    EXPECT_EQ(ys[5], inf);                      // e^89 > FLT_MAX
+    EXPECT_EQ(ys[6], inf);
+    EXPECT_EQ(bits(ys[7]), 0u);
+    EXPECT_EQ(bits(ys[8]), 0u);                 // e^-104 < 2^-150 rounds to +0
+    EXPECT_EQ(bits(ys[9]), 0u);
+    EXPECT_LE(ulp_error(ys[10], std::exp(static_cast<double>(88.72f))), 2.0);
+    EXPECT_GT(ys[11], 0.0f);                    // a subnormal, not flushed
+    EXPECT_LE(ulp_error(ys[11], std::exp(-103.0)), 2.0);
+  }
+}
+
+TEST(CpuVectorKernels, SumsFollowTheFixedLaneOrder) {
+  // Values of mixed magnitude, so a different order would change the bits.
+  for (std::int64_t n : {1, 7, 8, 9, 31, 1000, 4097}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = std::ldexp(1.0f + 0.37f * static_cast<float>(i % 11), static_cast<int>(i % 29) - 14) * ((i % 3) ? 1.0f : -1.0f);
+    const float want = hal::cpu_ref::rows::fixed_sum(x.data(), n);
+    double exact = 0, abs_sum = 0;
+    for (float v : x) exact += v, abs_sum += std::fabs(v);
+    for (const VectorKernels* k : tables()) {
+      SCOPED_TRACE(k->name);
+      EXPECT_EQ(bits(k->sum(x.data(), n)), bits(want)) << n;
+      const double sq = k->sum_squares(x.data(), n);
+      double sq_exact = 0;
+      for (float v : x) sq_exact += static_cast<double>(v) * v;
+      EXPECT_NEAR(sq, sq_exact, 1e-6 * sq_exact) << n;
+      std::vector<float> y(x.size());
+      const float s = k->exp_shifted_sum(x.data(), 0.5f, y.data(), n);
+      EXPECT_EQ(bits(s), bits(hal::cpu_ref::rows::fixed_sum(y.data(), n))) << n;
+    }
+  }
+}
+
+// The fused entries are defined as compositions of the plain ones; check that
+// bit for bit, at odd offsets (unaligned heads) and lengths (tails).
+TEST(CpuVectorKernels, FusedEntriesEqualTheirCompositions) {
+  std::vector<float> x(300), w(300), b(300);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::sin(0.731f * static_cast<float>(i)) * 7.0f;
+    w[i] = 0.5f + std::cos(0.2f * static_cast<float>(i));
+    b[i] = 0.01f * static_cast<float>(i) - 1.0f;
+  }
+  x[17] = std::numeric_limits<float>::quiet_NaN();  // the f16 NaN fallbacks
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+      const auto esize = static_cast<std::int64_t>(hal::dtype_size(t));
+      for (std::int64_t off : {0, 1, 3}) {
+        for (std::int64_t n : {1, 7, 8, 29, 256, 263}) {
+          for (bool streaming : {false, true}) {
+            SCOPED_TRACE(testing::Message() << hal::dtype_name(t) << " off " << off << " n " << n << " streaming "
+                                            << streaming);
+            std::vector<char> fused(static_cast<std::size_t>((n + 8) * esize)), composed(fused.size());
+            std::vector<float> tmp(static_cast<std::size_t>(n));
+            void* fd = fused.data() + off * esize;
+            void* cd = composed.data() + off * esize;
+            const auto same = [&] { ASSERT_EQ(0, std::memcmp(fused.data(), composed.data(), fused.size())); };
+            k->scale_narrow(x.data(), 0.37f, fd, t, n, streaming);
+            k->scale(x.data(), 0.37f, tmp.data(), n);
+            k->narrow(cd, t, n, tmp.data());
+            same();
+            k->rms_apply_narrow(x.data(), 1.3f, w.data(), fd, t, n, streaming);
+            k->rms_apply(x.data(), 1.3f, w.data(), tmp.data(), n);
+            k->narrow(cd, t, n, tmp.data());
+            same();
+            for (const float* bias : {static_cast<const float*>(nullptr), static_cast<const float*>(b.data())}) {
+              k->layer_apply_narrow(x.data(), 0.2f, 0.9f, w.data(), bias, fd, t, n, streaming);
+              k->layer_apply(x.data(), 0.2f, 0.9f, w.data(), bias, tmp.data(), n);
+              k->narrow(cd, t, n, tmp.data());
+              same();
+            }
+          }
+        }
+        // widen + sum fused: the row written and the sum both match.
+        std::vector<char> src(static_cast<std::size_t>((263 + 8) * esize));
+        k->narrow(src.data() + off * esize, t, 263, x.data());
+        for (std::int64_t n : {1, 7, 8, 29, 263}) {
+          std::vector<float> a(static_cast<std::size_t>(n)), c(a.size());
+          const float s1 = k->widen_sum(src.data() + off * esize, t, n, a.data());
+          k->widen(src.data() + off * esize, t, n, c.data());
+          EXPECT_EQ(0, std::memcmp(a.data(), c.data(), a.size() * sizeof(float)));
+          const float s2 = k->sum(c.data(), n);
+          EXPECT_TRUE(bits(s1) == bits(s2) || (std::isnan(s1) && std::isnan(s2))) << n;
+          const float q1 = k->widen_sum_squares(src.data() + off * esize, t, n, a.data());
+          const float q2 = k->sum_squares(c.data(), n);
+          EXPECT_TRUE(bits(q1) == bits(q2) || (std::isnan(q1) && std::isnan(q2))) << n;
+        }
+      }
+    }
+  }
+}
+
+hal::Device& cpu() { return hal::device("cpu"); }
+
+// A [rows, d] view into `storage` whose last axis has stride 2 (every other
+// element), so the kernels take their strided path.
+Tensor strided_view(std::vector<std::uint16_t>& storage, DType t, std::int64_t rows, std::int64_t d) {
+  Tensor v = Tensor::contiguous(storage.data(), &cpu(), t, {rows, 2 * d});
+  v.shape = Shape{rows, d};
+  v.strides = {2 * d, 2};
+  return v;
+}
+
+// Fills both the contiguous and the strided copy with the same values.
+void fill_pair(DType t, std::int64_t rows, std::int64_t d, std::vector<std::uint16_t>& dense,
+               std::vector<std::uint16_t>& sparse) {
+  const std::size_t esize = hal::dtype_size(t) / 2;  // in uint16 units
+  dense.assign(static_cast<std::size_t>(rows * d) * esize, 0);
+  sparse.assign(static_cast<std::size_t>(rows * 2 * d) * esize, 0);
+  for (std::int64_t i = 0; i < rows * d; ++i) {
+    const float v = std::sin(0.37f * static_cast<float>(i)) * 3.0f + 0.25f * static_cast<float>(i % 5);
+    const std::int64_t r = i / d, c = i % d;
+    hal::store_element_f32(dense.data(), t, i, v);
+    hal::store_element_f32(sparse.data(), t, r * 2 * d + 2 * c, v);
+  }
+}
+
+TEST(CpuVectorKernels, FastRowPathsMatchStridedPathsBitForBit) {
+  constexpr std::int64_t rows = 5, d = 203;  // d: not a multiple of 8 or 16
+  hal::Stream s(cpu());
+  for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+    SCOPED_TRACE(hal::dtype_name(t));
+    std::vector<std::uint16_t> xd, xs, wd, ws, bd, bs;
+    fill_pair(t, rows, d, xd, xs);
+    fill_pair(t, 1, d, wd, ws);
+    fill_pair(t, 1, d, bd, bs);
+    const Tensor x_dense = Tensor::contiguous(xd.data(), &cpu(), t, {rows, d});
+    const Tensor x_strided = strided_view(xs, t, rows, d);
+    const Tensor w = Tensor::contiguous(wd.data(), &cpu(), t, {d});
+    const Tensor b = Tensor::contiguous(bd.data(), &cpu(), t, {d});
+    using Run = void (*)(hal::Stream&, const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+    const Run runs[] = {
+        [](hal::Stream& st, const Tensor& x, const Tensor&, const Tensor&, const Tensor& y) { hal::ops::softmax(st, x, y); },
+        [](hal::Stream& st, const Tensor& x, const Tensor&, const Tensor&, const Tensor& y) {
+          hal::ops::softmax(st, x, y, {.scale = 0.7f, .causal = true});
+        },
+        [](hal::Stream& st, const Tensor& x, const Tensor&, const Tensor&, const Tensor& y) { hal::ops::log_softmax(st, x, y); },
+        [](hal::Stream& st, const Tensor& x, const Tensor& w, const Tensor&, const Tensor& y) { hal::ops::rmsnorm(st, x, w, y); },
+        [](hal::Stream& st, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y) { hal::ops::layernorm(st, x, w, b, y); },
+        [](hal::Stream& st, const Tensor& x, const Tensor& w, const Tensor&, const Tensor& y) {
+          hal::ops::layernorm(st, x, w, std::nullopt, y);
+        },
+        [](hal::Stream& st, const Tensor& x, const Tensor&, const Tensor&, const Tensor& y) { hal::ops::silu(st, x, y); },
+        [](hal::Stream& st, const Tensor& x, const Tensor&, const Tensor&, const Tensor& y) { hal::ops::add(st, x, x, y); },
+    };
+    int which = 0;
+    for (Run run : runs) {
+      SCOPED_TRACE(testing::Message() << "op " << which++);
+      std::vector<std::uint16_t> yd(xd.size(), 0xAAAA), ys(xs.size(), 0xAAAA);
+      const Tensor y_dense = Tensor::contiguous(yd.data(), &cpu(), t, {rows, d});
+      const Tensor y_strided = strided_view(ys, t, rows, d);
+      run(s, x_dense, w, b, y_dense);
+      run(s, x_strided, w, b, y_strided);
+      s.synchronize();
+      for (std::int64_t i = 0; i < rows * d; ++i) {
+        const std::int64_t r = i / d, c = i % d;
+        const float a = hal::load_element_f32(yd.data(), t, i);
+        const float bb = hal::load_element_f32(ys.data(), t, r * 2 * d + 2 * c);
+        ASSERT_EQ(bits(a), bits(bb)) << "row " << r << " col " << c;
+        // Sentinels between the strided elements are untouched.
+        ASSERT_EQ(hal::load_element_f32(ys.data(), t, r * 2 * d + 2 * c + 1),
+                  hal::load_element_f32(std::vector<std::uint16_t>(4, 0xAAAA).data(), t, 0));
+      }
+    }
+  }
+}
+
+}  // namespace
