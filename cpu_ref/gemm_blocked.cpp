@@ -11,6 +11,7 @@
 
 #include "cpu_ref/activation.h"
 #include "cpu_ref/gemm_pack.h"
+#include "cpu_ref/half_convert.h"
 #include "hal/dtype.h"
 
 namespace hal::cpu_ref {
@@ -39,30 +40,63 @@ class ScratchBuffer {
 // Per-thread scratch; a task never yields to another task mid-tile (its body
 // runs no nested parallel work), so one set per thread is enough.
 struct GemmScratch {
-  ScratchBuffer a_panels, b_panels, accumulator;
+  ScratchBuffer a_panels, b_panels, accumulator, row;
 };
 thread_local GemmScratch t_scratch;
+
+constexpr std::int64_t kMinRowsPerTask = 256;
 
 std::int64_t round_up(std::int64_t v, std::int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// act(alpha * acc + beta * C + bias), evaluated in this order in fp32, then
-// rounded once to C's dtype. C is read only when beta != 0.
-void write_tile(const GemmProblem& p, std::int64_t batch, std::int64_t i0, std::int64_t mc, std::int64_t j0,
-                std::int64_t nc, const float* acc, std::int64_t m_panels, int mr, int nr) {
+// One output row of a tile: gathers its fp32 accumulators (stored per MR x NR
+// micro-tile) into `row`, then applies act(alpha * acc + beta * C + bias) in
+// this order in fp32 and rounds once to C's dtype. Each step is a separate
+// pass over the row so that the common cases (alpha 1, beta 0, no bias, no
+// activation, contiguous f32 C) are plain copies; the arithmetic per element
+// is the same whichever steps run. C is read only when beta != 0.
+void write_row(const GemmProblem& p, std::int64_t batch, std::int64_t i, std::int64_t j0, std::int64_t nc,
+               const float* acc_row, std::int64_t panel_floats, int nr, float* row) {
+  for (std::int64_t j = 0, jp = 0; j < nc; j += nr, ++jp) {
+    const std::int64_t width = std::min<std::int64_t>(nr, nc - j);
+    std::memcpy(row + j, acc_row + jp * panel_floats, sizeof(float) * static_cast<std::size_t>(width));
+  }
+  if (p.alpha != 1.0f)
+    for (std::int64_t j = 0; j < nc; ++j) row[j] *= p.alpha;
   void* c_data = const_cast<void*>(p.c.data);
-  for (std::int64_t i = 0; i < mc; ++i) {
-    const std::int64_t ip = i / mr, r = i % mr;
-    for (std::int64_t j = 0; j < nc; ++j) {
-      const std::int64_t jp = j / nr, col = j % nr;
-      float v = p.alpha * acc[(jp * m_panels + ip) * mr * nr + r * nr + col];
-      const std::int64_t ci = p.c.index(batch, i0 + i, j0 + j);
-      if (p.beta != 0.0f) v += p.beta * load_element_f32(c_data, p.c.dtype, ci);
-      if (p.has_bias) v += load_element_f32(p.bias.data, p.bias.dtype, p.bias.index(0, 0, j0 + j));
-      v = apply_activation(p.activation, v);
-      if (p.c.dtype == DType::f32) static_cast<float*>(c_data)[ci] = v;
-      else store_element_f32(c_data, p.c.dtype, ci, v);
+  const std::int64_t c0 = p.c.index(batch, i, j0), cs = p.c.col_stride;
+  if (p.beta != 0.0f)
+    for (std::int64_t j = 0; j < nc; ++j) row[j] += p.beta * load_element_f32(c_data, p.c.dtype, c0 + j * cs);
+  if (p.has_bias) {
+    const std::int64_t b0 = p.bias.index(0, 0, j0), bs = p.bias.col_stride;
+    if (p.bias.dtype == DType::f32 && bs == 1) {
+      const float* bias = static_cast<const float*>(p.bias.data) + b0;
+      for (std::int64_t j = 0; j < nc; ++j) row[j] += bias[j];
+    } else {
+      for (std::int64_t j = 0; j < nc; ++j) row[j] += load_element_f32(p.bias.data, p.bias.dtype, b0 + j * bs);
     }
+  }
+  if (p.activation != Activation::none)
+    for (std::int64_t j = 0; j < nc; ++j) row[j] = apply_activation(p.activation, row[j]);
+  if (p.c.dtype == DType::f32 && cs == 1) {
+    std::memcpy(static_cast<float*>(c_data) + c0, row, sizeof(float) * static_cast<std::size_t>(nc));
+  } else if (p.c.dtype == DType::f32) {
+    for (std::int64_t j = 0; j < nc; ++j) static_cast<float*>(c_data)[c0 + j * cs] = row[j];
+  } else if (p.c.dtype == DType::bf16) {
+    for (std::int64_t j = 0; j < nc; ++j) static_cast<std::uint16_t*>(c_data)[c0 + j * cs] = float_to_bf16_bits(row[j]);
+  } else if (p.c.dtype == DType::f16) {
+    for (std::int64_t j = 0; j < nc; ++j) static_cast<std::uint16_t*>(c_data)[c0 + j * cs] = float_to_f16_bits(row[j]);
+  } else {
+    for (std::int64_t j = 0; j < nc; ++j) store_element_f32(c_data, p.c.dtype, c0 + j * cs, row[j]);
+  }
+}
+
+void write_tile(const GemmProblem& p, std::int64_t batch, std::int64_t i0, std::int64_t rows, std::int64_t j0,
+                std::int64_t nc, const float* acc, std::int64_t m_panels, int mr, int nr, float* row) {
+  const std::int64_t panel_floats = m_panels * mr * nr;  // from one NR column panel to the next
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const float* acc_row = acc + (i / mr) * mr * nr + (i % mr) * nr;
+    write_row(p, batch, i0 + i, j0, nc, acc_row, panel_floats, nr, row);
   }
 }
 
@@ -77,12 +111,18 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
   const std::int64_t n_blocks = ceil_div(p.n, nc_max);
   // A task covers `rows_per_task` rows (several MC blocks) so that its packed
   // B block is reused by all of them instead of being packed again per MC
-  // block; rows are split only as far as needed to give each thread a few
-  // tasks. The split changes which task computes an element, never how.
-  const std::int64_t wanted_tasks = 4 * static_cast<std::int64_t>(tbb::this_task_arena::max_concurrency());
+  // block. Rows are split until every thread has a task, then further towards
+  // a few tasks per thread (load balance) but not below kMinRowsPerTask (each
+  // task packs its own B block: thinner tasks repack B more often). Splits are
+  // even (a multiple of MR, not of MC: the last MC block of a task may be
+  // short). The split changes which task computes an element, never how.
+  const std::int64_t threads = tbb::this_task_arena::max_concurrency();
+  const std::int64_t col_tasks = p.batch * n_blocks;
   const std::int64_t row_splits = std::max<std::int64_t>(
-      {1, ceil_div(wanted_tasks, p.batch * n_blocks), ceil_div(p.m, blocking.max_rows_per_task)});
-  const std::int64_t rows_per_task = round_up(ceil_div(p.m, row_splits), mc_max);
+      {ceil_div(threads, col_tasks),
+       std::min(ceil_div(4 * threads, col_tasks), std::max<std::int64_t>(1, p.m / kMinRowsPerTask)),
+       ceil_div(p.m, blocking.max_rows_per_task)});
+  const std::int64_t rows_per_task = round_up(ceil_div(p.m, row_splits), mr);
   const std::int64_t m_tasks = ceil_div(p.m, rows_per_task);
   const std::int64_t tiles = p.batch * m_tasks * n_blocks;
 
@@ -112,7 +152,7 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
                        acc + (jp * m_panels + first_panel + ip) * mr * nr);
       }
     }
-    write_tile(p, batch, i0, rows, j0, nc, acc, m_panels, mr, nr);
+    write_tile(p, batch, i0, rows, j0, nc, acc, m_panels, mr, nr, t_scratch.row.get(n_panels * nr));
   };
 
   if (tiles == 1) {

@@ -30,7 +30,7 @@ namespace hal::cpu_ref {
 // Cache blocking. MC and NC are rounded up to multiples of the kernel's MR/NR.
 struct GemmBlocking {
   std::int64_t mc = 144;  // rows of op(A) per tile: packed A block MC x KC stays in L2
-  std::int64_t nc = 512;  // columns per tile: packed B block KC x NC (L3); A is repacked N/NC times
+  std::int64_t nc = 1024;  // columns per tile: packed B block KC x NC (L3); A is repacked N/NC times
   std::int64_t kc = 256;  // depth of one packed block
   // Most rows one task covers (its fp32 accumulator is rows x NC): bounds the
   // per-thread scratch while letting one packed B block serve many MC blocks.

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "cpu_ref/gemm_operands.h"
+#include "cpu_ref/half_convert.h"
 #include "hal/dtype.h"
 
 namespace hal::cpu_ref {
@@ -20,14 +21,26 @@ namespace hal::cpu_ref {
 // kc*width*4 a multiple of 4 KiB they all would.
 inline std::int64_t packed_panel_stride(std::int64_t kc, int width) { return kc * width + 16; }
 
+// Unit-stride line packing walks `width` source lines in chunks of one cache
+// line and prefetches each line a few cache lines ahead: the lines are
+// separate streams whose segments (kc elements) are too short for the
+// hardware prefetcher to ramp up on its own.
+inline constexpr std::int64_t kPackChunk = 16;
+inline constexpr std::int64_t kPrefetchAhead = 4 * kPackChunk;
+
+template <DType T> inline const void* element_address(const void* data, std::int64_t index) {
+  constexpr std::int64_t bytes = T == DType::f32 ? 4 : 2;
+  return static_cast<const char*>(data) + index * bytes;
+}
+
 template <DType T> inline float load_as_f32(const void* data, std::int64_t index) {
   if constexpr (T == DType::f32) {
     return static_cast<const float*>(data)[index];
   } else if constexpr (T == DType::f16) {
-    return f16_to_f32(static_cast<const std::uint16_t*>(data)[index]);
+    return f16_bits_to_float(static_cast<const std::uint16_t*>(data)[index]);
   } else {
     static_assert(T == DType::bf16, "gemm packs f32, f16 or bf16");
-    return bf16_to_f32(static_cast<const std::uint16_t*>(data)[index]);
+    return bf16_bits_to_float(static_cast<const std::uint16_t*>(data)[index]);
   }
 }
 
@@ -48,13 +61,25 @@ void pack_panels(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, st
   const void* data = m.data;
   const std::int64_t panel_size = packed_panel_stride(kc, width);
   if (k_stride <= line_stride) {
-    // The unit-stride case gets its own loop so the loads vectorise.
+    // One panel at a time, k outer and the panel's lines inner: the `width`
+    // source lines are read as parallel sequential streams (one at a time, a
+    // 1 KiB line segment is too short for the hardware prefetcher to ramp
+    // up) and the panel is written contiguously.
     auto pack_lines = [&](auto unit_k_stride) {
       const std::int64_t ks = unit_k_stride ? 1 : k_stride;
-      for (std::int64_t l = 0; l < extent; ++l) {
-        float* d = dst + (l / width) * panel_size + l % width;
-        const std::int64_t src = base + l * line_stride;
-        for (std::int64_t k = 0; k < kc; ++k) d[k * width] = load_as_f32<T>(data, src + k * ks);
+      for (std::int64_t p0 = 0; p0 < extent; p0 += width) {
+        float* d = dst + (p0 / width) * panel_size;
+        const std::int64_t valid = extent - p0 < width ? extent - p0 : width;
+        const std::int64_t src = base + p0 * line_stride;
+        for (std::int64_t k0 = 0; k0 < kc; k0 += kPackChunk) {
+          const std::int64_t k1 = k0 + kPackChunk < kc ? k0 + kPackChunk : kc;
+          if constexpr (unit_k_stride)
+            for (std::int64_t w = 0; w < valid; ++w)
+              __builtin_prefetch(element_address<T>(data, src + w * line_stride + k1 + kPrefetchAhead));
+          for (std::int64_t k = k0; k < k1; ++k)
+            for (std::int64_t w = 0; w < valid; ++w)
+              d[k * width + w] = load_as_f32<T>(data, src + w * line_stride + k * ks);
+        }
       }
     };
     if (k_stride == 1) pack_lines(std::true_type{});
