@@ -59,18 +59,21 @@ template <class T> void softmax_row(T* z, std::int64_t valid, std::int64_t n, bo
 }
 
 // The fp32 row: the same steps on the vector kernels (vector_kernels.h), exp
-// fused with the fixed-order sum. The max need not propagate NaN: a NaN entry
-// makes its exp, hence the sum, NaN anyway. The normalisation is left to the
-// caller, who fuses it with the store: every out[j] is to be multiplied by the
-// returned factor (1 / sum for softmax; 1 otherwise, and 1 * v == v for every
-// value written here, masked ones included, since sum >= 1).
-float softmax_row(float* z, std::int64_t valid, std::int64_t n, bool log, float* out) {
+// fused with the fixed-order sum; z[0, valid) holds the scaled row and m its
+// max (the first pass, fused with the gather by the caller). The max need not
+// propagate NaN: a NaN entry makes its exp, hence the sum, NaN anyway. `out`
+// may be z itself (softmax: the exps overwrite the row, so one scratch row
+// stays in L1 instead of two); log_softmax reads z again and needs its own.
+// The normalisation is left to the caller, who fuses it with the store: every
+// out[j] is to be multiplied by the returned factor (1 / sum for softmax; 1
+// otherwise, and 1 * v == v for every value written here, masked ones
+// included, since sum >= 1).
+float softmax_row(const float* z, float m, std::int64_t valid, std::int64_t n, bool log, float* out) {
   const float inf = std::numeric_limits<float>::infinity();
   const float masked = log ? -inf : 0.0f;
   for (std::int64_t j = valid; j < n; ++j) out[j] = masked;
   if (valid == 0) return 1.0f;
   const VectorKernels& vk = vector_kernels();
-  const float m = vk.max(z, valid);
   const float sum = vk.exp_shifted_sum(z, m, out, valid);
   if (std::isnan(sum)) {
     for (std::int64_t j = 0; j < n; ++j) out[j] = std::numeric_limits<float>::quiet_NaN();
@@ -80,6 +83,21 @@ float softmax_row(float* z, std::int64_t valid, std::int64_t n, bool log, float*
   const float log_sum = std::log(sum);
   for (std::int64_t j = 0; j < valid; ++j) out[j] = (z[j] - m) - log_sum;
   return 1.0f;
+}
+
+// Loads x's row into z (valid entries, times scale) and returns their max
+// (unused when valid is 0): one fused pass when the row is contiguous
+// f32/bf16/f16, else gather, scale and max (the same bits).
+float load_row_max(const Tensor& x, std::int64_t start, std::int64_t stride, std::int64_t valid, float scale,
+                   float* z) {
+  if (valid == 0) return 0.0f;
+  const VectorKernels& vk = vector_kernels();
+  if (stride == 1 && vector_dtype(x.dtype))
+    return vk.widen_scale_max(static_cast<const char*>(x.data) + start * static_cast<std::int64_t>(dtype_size(x.dtype)),
+                              x.dtype, valid, scale, z);
+  rows::gather(x, start, stride, valid, z);
+  if (scale != 1.0f) vk.scale(z, scale, z, valid);
+  return vk.max(z, valid);
 }
 
 // Writes out * factor to y's row, fused into one pass when the row is
@@ -112,9 +130,12 @@ template <class T> void softmax_typed(const SoftmaxCall& call) {
 
   const bool streaming = rows::streams_output(y);
   rows::parallel_rows(count, 4 * lk + 1, [&](std::int64_t begin, std::int64_t end) {
-    // Uninitialised scratch (every entry read is written first): zeroing two
-    // rows per task would be a pass over memory of its own.
-    const std::unique_ptr<T[]> z(new T[static_cast<std::size_t>(lk)]), out(new T[static_cast<std::size_t>(lk)]);
+    // Uninitialised scratch (every entry read is written first): zeroing it
+    // per task would be a pass over memory of its own. fp32 softmax works in
+    // z alone; log_softmax and the fp64 path also need `out`.
+    const std::unique_ptr<T[]> z(new T[static_cast<std::size_t>(lk)]);
+    const std::unique_ptr<T[]> out(std::is_same_v<T, float> && !call.log ? nullptr
+                                                                          : new T[static_cast<std::size_t>(lk)]);
     for (std::int64_t r = begin; r < end; ++r) {
       std::int64_t valid = lk;
       if (call.causal) {
@@ -123,17 +144,16 @@ template <class T> void softmax_typed(const SoftmaxCall& call) {
       }
       if (std::is_same_v<T, float> && r + 1 < end)  // the next row loads while this one computes
         rows::prefetch_row(x, rows::offset_of(r + 1, outer, x_outer, x.offset), x.strides[axis], lk);
-      rows::gather(x, rows::offset_of(r, outer, x_outer, x.offset), x.strides[axis], valid, z.get());
-      if constexpr (std::is_same_v<T, float>) {
-        if (scale != 1.0f) vector_kernels().scale(z.get(), scale, z.get(), valid);
-      } else {
-        for (std::int64_t j = 0; j < valid; ++j) z[j] *= scale;
-      }
+      const std::int64_t x_start = rows::offset_of(r, outer, x_outer, x.offset);
       const std::int64_t y_start = rows::offset_of(r, outer, y_outer, y.offset);
       if constexpr (std::is_same_v<T, float>) {
-        const float factor = softmax_row(z.get(), valid, lk, call.log, out.get());
-        store_row_f32(y, y_start, y.strides[axis], lk, out.get(), factor, streaming);
+        const float m = load_row_max(x, x_start, x.strides[axis], valid, scale, z.get());
+        float* o = call.log ? out.get() : z.get();
+        const float factor = softmax_row(z.get(), m, valid, lk, call.log, o);
+        store_row_f32(y, y_start, y.strides[axis], lk, o, factor, streaming);
       } else {
+        rows::gather(x, x_start, x.strides[axis], valid, z.get());
+        for (std::int64_t j = 0; j < valid; ++j) z[j] *= scale;
         softmax_row(z.get(), valid, lk, call.log, out.get());
         rows::scatter(y, y_start, y.strides[axis], lk, out.get(), streaming);
       }

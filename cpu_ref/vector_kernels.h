@@ -72,6 +72,10 @@ struct VectorKernels {
                            bool streaming);
   void (*layer_apply_narrow)(const float* x, float mean, float rstd, const float* w, const float* b, void* dst,
                              DType t, std::int64_t n, bool streaming);
+  // widen(src -> out), then out *= scale unless scale is 1 (as scale does),
+  // returns max(out) (n >= 1): the softmax row's first pass, reading the
+  // source once.
+  float (*widen_scale_max)(const void* src, DType t, std::int64_t n, float scale, float* out);
 };
 
 const VectorKernels& vector_kernels_portable();

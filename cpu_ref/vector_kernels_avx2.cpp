@@ -2,7 +2,8 @@
 // with -mavx2 -mfma -mf16c (cpu_ref/CMakeLists.txt); it is only called after
 // cpu_features() reported all three.
 //
-// Loops run 8 floats (one __m256) at a time; a tail of fewer than 8 goes
+// Loops run 8 floats (one __m256) at a time (bf16 stores: 16, one 32-byte
+// store per two vectors, the same bits); a tail of fewer than 8 goes
 // through a zero-padded 8-float buffer, so each element is computed by the
 // same instructions wherever it lies in the run. Sums keep one accumulator
 // vector, which is exactly the eight interleaved lanes of rows_math.h, and
@@ -72,12 +73,6 @@ inline __m256 exp_poly8(__m256 x, __m256& t) {
   return _mm256_fmadd_ps(p, r, one);
 }
 
-// 2^(k + delta) from t's bits (k = n, the rounded exponent); valid while the
-// result is a normal power of two.
-inline __m256 pow2_from_magic(__m256i t_bits, int delta) {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(t_bits, _mm256_set1_epi32(127 + delta)), 23));
-}
-
 inline __m256 exp8_general(__m256 x) {
   using namespace exp_approx;
   // min/max return their second operand when either is NaN: NaN passes.
@@ -101,7 +96,11 @@ inline __m256 exp8(__m256 x) {
   if (_mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(86.0f), _CMP_NLT_UQ)) != 0) return exp8_general(x);
   __m256 t;
   const __m256 e = exp_poly8(x, t);
-  return _mm256_mul_ps(e, pow2_from_magic(_mm256_castps_si256(t), 0));
+  // e * 2^n as an integer add of n to e's exponent field: exact, hence the
+  // multiply's bits, while the result is normal (here n is in [-125, 125] and
+  // e in [0.7, 1.5]); it frees an FMA-port slot, the port exp is bound by.
+  // t's bits are magic + n; shifted left by 23 the magic's bits leave.
+  return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(e), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
 }
 
 inline __m256 sigmoid8(__m256 x) {
@@ -109,6 +108,8 @@ inline __m256 sigmoid8(__m256 x) {
   const __m256 e = exp8(_mm256_xor_ps(x, _mm256_set1_ps(-0.0f)));
   return _mm256_div_ps(one, _mm256_add_ps(one, e));
 }
+
+inline __m256 silu8(__m256 x) { return _mm256_mul_ps(x, sigmoid8(x)); }
 
 // y = f(x) for 8-wide f, with the padded tail.
 template <class F> inline void map1(const float* x, float* y, std::int64_t n, F f) {
@@ -255,10 +256,10 @@ void narrow_streaming(void* dst, DType t, std::int64_t n, const float* in) {
 void exp_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, exp8); }
 void sigmoid_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, sigmoid8); }
 void silu_run(const float* x, float* y, std::int64_t n) {
-  map1(x, y, n, [](__m256 v) { return _mm256_mul_ps(v, sigmoid8(v)); });
+  map1(x, y, n, silu8);
 }
 void swiglu_run(const float* g, const float* u, float* y, std::int64_t n) {
-  map2(g, u, y, n, [](__m256 a, __m256 b) { return _mm256_mul_ps(_mm256_mul_ps(a, sigmoid8(a)), b); });
+  map2(g, u, y, n, [](__m256 a, __m256 b) { return _mm256_mul_ps(silu8(a), b); });
 }
 void scale_run(const float* x, float s, float* y, std::int64_t n) {
   const __m256 sv = _mm256_set1_ps(s);
@@ -382,41 +383,103 @@ float widen_sum_squares_run(const void* src, DType t, std::int64_t n, float* out
   return widen_reduce(src, t, n, out, [](__m256 v) { return _mm256_mul_ps(v, v); });
 }
 
-// Eight results into dst (dtype t) at element i, rounded as narrow rounds;
+// widen (+ scale) + max_run in one pass: the same lane maxima, combined in
+// the same order, then the same scalar tail, as max_run over the widened row.
+template <bool kScaled> float widen_scale_max_impl(const void* src, DType t, std::int64_t n, float scale, float* out) {
+  const __m256 sv = _mm256_set1_ps(scale);
+  const auto get = [&](std::int64_t i) {
+    const __m256 v = load8(src, t, i);
+    return kScaled ? _mm256_mul_ps(v, sv) : v;
+  };
+  std::int64_t i = 0;
+  float m = 0.0f;
+  if (n >= kW) {
+    __m256 acc = get(0);
+    _mm256_storeu_ps(out, acc);
+    for (i = kW; i + kW <= n; i += kW) {
+      const __m256 v = get(i);
+      _mm256_storeu_ps(out + i, v);
+      acc = _mm256_max_ps(v, acc);
+    }
+    alignas(32) float l[kW];
+    _mm256_store_ps(l, acc);
+    m = l[0];
+    for (int k = 1; k < kW; ++k) m = l[k] > m ? l[k] : m;
+  }
+  if (i < n) {
+    widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(t)), t, n - i, out + i);
+    if (kScaled)
+      for (std::int64_t j = i; j < n; ++j) out[j] *= scale;
+    if (i == 0) m = out[0];
+  }
+  for (; i < n; ++i) m = out[i] > m ? out[i] : m;
+  return m;
+}
+
+float widen_scale_max_run(const void* src, DType t, std::int64_t n, float scale, float* out) {
+  return scale != 1.0f ? widen_scale_max_impl<true>(src, t, n, scale, out)
+                       : widen_scale_max_impl<false>(src, t, n, scale, out);
+}
+
+// Eight results into dst (dtype T) at element i, rounded as narrow rounds;
 // streaming needs dst + i aligned (32 bytes for f32, 16 for 16-bit types).
-inline void store8(void* dst, DType t, std::int64_t i, __m256 v, bool streaming) {
-  if (t == DType::f32) {
+// The dtype and the store kind are template parameters so that the loops
+// below carry no per-vector branch and keep their constants in registers.
+template <DType T, bool kStream> inline void store8(void* dst, std::int64_t i, __m256 v) {
+  if constexpr (T == DType::f32) {
     float* p = static_cast<float*>(dst) + i;
-    if (streaming) _mm256_stream_ps(p, v);
+    if constexpr (kStream) _mm256_stream_ps(p, v);
     else _mm256_storeu_ps(p, v);
     return;
-  }
-  auto* p = reinterpret_cast<__m128i*>(static_cast<std::uint16_t*>(dst) + i);
-  __m128i h;
-  if (t == DType::bf16) {
-    const __m256i r = bf16_round8(v);
-    h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
-  } else if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-    alignas(32) float f[kW];
-    alignas(16) std::uint16_t b[kW];
-    _mm256_store_ps(f, v);
-    for (std::int64_t j = 0; j < kW; ++j) b[j] = float_to_f16_bits(f[j]);
-    h = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
   } else {
-    h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    auto* p = reinterpret_cast<__m128i*>(static_cast<std::uint16_t*>(dst) + i);
+    __m128i h;
+    if constexpr (T == DType::bf16) {
+      const __m256i r = bf16_round8(v);
+      h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
+    } else if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+      alignas(32) float f[kW];
+      alignas(16) std::uint16_t b[kW];
+      _mm256_store_ps(f, v);
+      for (std::int64_t j = 0; j < kW; ++j) b[j] = float_to_f16_bits(f[j]);
+      h = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
+    } else {
+      h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    }
+    if constexpr (kStream) _mm_stream_si128(p, h);
+    else _mm_storeu_si128(p, h);
   }
-  if (streaming) _mm_stream_si128(p, h);
-  else _mm_storeu_si128(p, h);
+}
+
+// Sixteen bf16 results at element i, one 32-byte store (aligned when
+// streaming): the same bits as two store8, fewer shuffles and stores.
+template <bool kStream> inline void store16_bf16(void* dst, std::int64_t i, __m256 lo, __m256 hi) {
+  auto* p = reinterpret_cast<__m256i*>(static_cast<std::uint16_t*>(dst) + i);
+  const __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(bf16_round8(lo), bf16_round8(hi)), 0xD8);
+  if constexpr (kStream) _mm256_stream_si256(p, h);
+  else _mm256_storeu_si256(p, h);
+}
+
+// The whole-vector part of map3_narrow, from element i on; returns where it
+// stopped (fewer than 8 left).
+template <DType T, bool kStream, class F>
+inline std::int64_t map3_narrow_body(const float* a, const float* b, const float* c, void* d, std::int64_t i,
+                                     std::int64_t n, F f) {
+  const auto at = [&](std::int64_t k) { return f(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k), _mm256_loadu_ps(c + k)); };
+  if constexpr (T == DType::bf16)
+    for (; i + 2 * kW <= n; i += 2 * kW) store16_bf16<kStream>(d, i, at(i), at(i + kW));
+  for (; i + kW <= n; i += kW) store8<T, kStream>(d, i, at(i));
+  return i;
 }
 
 // dst[i] = f(a[i], b[i], c[i]) rounded to t, for an 8-wide f: map + narrow in
-// one pass. The unaligned head (streaming) and the tail go through an 8-float
-// buffer and narrow, computing the same lanes.
+// one pass. The unaligned head (streaming: up to a 32-byte boundary) and the
+// tail go through an 8-float buffer and narrow, computing the same lanes.
 template <class F>
 inline void map3_narrow(const float* a, const float* b, const float* c, void* dst, DType t, std::int64_t n,
                         bool streaming, F f) {
   const auto esize = static_cast<std::int64_t>(dtype_size(t));
-  const std::int64_t align = t == DType::f32 ? 32 : 16;
+  constexpr std::int64_t align = 32;
   auto* d = static_cast<char*>(dst);
   std::int64_t head = 0;
   if (streaming) {
@@ -425,13 +488,22 @@ inline void map3_narrow(const float* a, const float* b, const float* c, void* ds
     else head = std::min(n, ((align - mis) & (align - 1)) / esize);
   }
   alignas(32) float buf[kW];
-  if (head > 0) {
-    _mm256_store_ps(buf, f(load_tail(a, head), load_tail(b, head), load_tail(c, head)));
-    narrow(d, t, head, buf);
+  for (std::int64_t h = 0; h < head; h += kW) {  // at most 16 elements: two padded vectors
+    const std::int64_t len = std::min<std::int64_t>(kW, head - h);
+    _mm256_store_ps(buf, f(load_tail(a + h, len), load_tail(b + h, len), load_tail(c + h, len)));
+    narrow(d + h * esize, t, len, buf);
   }
   std::int64_t i = head;
-  for (; i + kW <= n; i += kW)
-    store8(d, t, i, f(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), _mm256_loadu_ps(c + i)), streaming);
+  if (t == DType::f32) {
+    i = streaming ? map3_narrow_body<DType::f32, true>(a, b, c, d, i, n, f)
+                  : map3_narrow_body<DType::f32, false>(a, b, c, d, i, n, f);
+  } else if (t == DType::bf16) {
+    i = streaming ? map3_narrow_body<DType::bf16, true>(a, b, c, d, i, n, f)
+                  : map3_narrow_body<DType::bf16, false>(a, b, c, d, i, n, f);
+  } else {
+    i = streaming ? map3_narrow_body<DType::f16, true>(a, b, c, d, i, n, f)
+                  : map3_narrow_body<DType::f16, false>(a, b, c, d, i, n, f);
+  }
   if (i < n) {
     const std::int64_t rest = n - i;
     _mm256_store_ps(buf, f(load_tail(a + i, rest), load_tail(b + i, rest), load_tail(c + i, rest)));
@@ -479,7 +551,7 @@ const VectorKernels* vector_kernels_avx2() {
       "avx2",  widen,   narrow,  narrow_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
       max_run, sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
-      rms_apply_narrow_run, layer_apply_narrow_run};
+      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run};
   return &table;
 }
 

@@ -132,6 +132,11 @@ float widen_sum_squares_run(const void* src, DType t, std::int64_t n, float* out
   widen(src, t, n, out);
   return sum_squares_run(out, n);
 }
+float widen_scale_max_run(const void* src, DType t, std::int64_t n, float scale, float* out) {
+  widen(src, t, n, out);
+  if (scale != 1.0f) scale_run(out, scale, out, n);
+  return max_run(out, n);
+}
 void store(void* dst, DType t, std::int64_t n, const float* in, bool streaming) {
   (streaming ? narrow_streaming : narrow)(dst, t, n, in);
 }
@@ -173,7 +178,7 @@ const VectorKernels& vector_kernels_portable() {
       "portable", widen,   narrow,  narrow_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
       max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
-      rms_apply_narrow_run, layer_apply_narrow_run};
+      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run};
   return table;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <cstdint>
@@ -146,6 +147,55 @@ TEST(CpuVectorExp, WithinTwoUlpOverTheWholeRange) {
   }
 }
 
+// silu (and swiglu with up = 1, the same silu times an exact 1) against the
+// fp64 silu over a dense sweep: floats of each sign up to the
+// overflow range (every 997th; both tails of sigmoid, subnormal results, the e = inf
+// edge), within docs/accuracy.md's bound 4 eps32 (|ref| + |x|) + FLT_MIN; the
+// worst ratio error / bound is printed so a change in margin is visible.
+TEST(CpuVectorSilu, WithinTheContractOverADenseSweep) {
+  std::vector<float> xs;
+  for (std::uint64_t b = 0; b < 0x7f800000u; b += 997) {
+    xs.push_back(from_bits(static_cast<std::uint32_t>(b)));
+    xs.push_back(-from_bits(static_cast<std::uint32_t>(b)));
+  }
+  const double eps32 = 0x1p-23, flt_min = 0x1p-126;
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    const auto n = static_cast<std::int64_t>(xs.size());
+    std::vector<float> ys(xs.size()), sw(xs.size()), ones(xs.size(), 1.0f);
+    k->silu(xs.data(), ys.data(), n);
+    k->swiglu(xs.data(), ones.data(), sw.data(), n);
+    double worst = 0;
+    float worst_x = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double x = xs[i];
+      const double ref = x / (1.0 + std::exp(-x));
+      const double bound = 4 * eps32 * (std::fabs(ref) + std::fabs(x)) + flt_min;
+      for (float got : {ys[i], sw[i]}) {
+        ASSERT_FALSE(std::isnan(got)) << "x = " << xs[i];
+        const double ratio = std::fabs(static_cast<double>(got) - ref) / bound;
+        if (ratio > worst) worst = ratio, worst_x = xs[i];
+      }
+    }
+    std::printf("[ %s ] silu worst error / bound = %.3f at x = %g\n", k->name, worst, static_cast<double>(worst_x));
+    EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
+    // Special values: NaN stays NaN, silu(+inf) = +inf, silu(-inf) = -inf * 0 =
+    // NaN (as x * sigmoid(x) gives it in fp64 and PyTorch), far tails exact.
+    const float inf = std::numeric_limits<float>::infinity();
+    const float sx[] = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 0.0f, -0.0f, -200.0f, 200.0f, 1.0f};
+    float sy[8];
+    k->silu(sx, sy, 8);
+    EXPECT_TRUE(std::isnan(sy[0]));
+    EXPECT_EQ(sy[1], inf);
+    EXPECT_TRUE(std::isnan(sy[2]));
+    EXPECT_EQ(sy[3], 0.0f);
+    EXPECT_EQ(sy[4], 0.0f);
+    EXPECT_EQ(sy[5], 0.0f);
+    EXPECT_EQ(sy[6], 200.0f);
+    EXPECT_NEAR(sy[7], 0.7310585786300049, 4 * eps32);
+  }
+}
+
 TEST(CpuVectorExp, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> xs = {-inf, inf, std::numeric_limits<float>::quiet_NaN(), 0.0f, -0.0f, 89.0f,
@@ -245,6 +295,15 @@ TEST(CpuVectorKernels, FusedEntriesEqualTheirCompositions) {
           const float q1 = k->widen_sum_squares(src.data() + off * esize, t, n, a.data());
           const float q2 = k->sum_squares(c.data(), n);
           EXPECT_TRUE(bits(q1) == bits(q2) || (std::isnan(q1) && std::isnan(q2))) << n;
+          // widen + scale + max fused: the row and the max match the composition.
+          for (float scale : {1.0f, 0.125f, -1.7f}) {
+            const float m1 = k->widen_scale_max(src.data() + off * esize, t, n, scale, a.data());
+            k->widen(src.data() + off * esize, t, n, c.data());
+            if (scale != 1.0f) k->scale(c.data(), scale, c.data(), n);
+            const float m2 = k->max(c.data(), n);
+            EXPECT_EQ(0, std::memcmp(a.data(), c.data(), a.size() * sizeof(float))) << n << " scale " << scale;
+            EXPECT_TRUE(bits(m1) == bits(m2) || (std::isnan(m1) && std::isnan(m2))) << n << " scale " << scale;
+          }
         }
       }
     }
