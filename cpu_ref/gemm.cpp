@@ -24,7 +24,7 @@ void gemm(const GemmCall& call) {
     throw_unsupported("cpu", "gemm",
                       std::string("dtypes a=") + std::string(dtype_name(p.a.dtype)) + ", b=" +
                           std::string(dtype_name(p.b.dtype)) + ", c=" + std::string(dtype_name(p.c.dtype)));
-  gemm_fp32_blocked(p, selected_gemm_microkernel());
+  gemm_fp32_blocked(p, gemm_microkernel_for(p.a.dtype, p.b.dtype));
 }
 
 }  // namespace hal::cpu_ref

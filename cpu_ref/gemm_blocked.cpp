@@ -13,6 +13,7 @@
 #include "cpu_ref/gemm_pack.h"
 #include "cpu_ref/half_convert.h"
 #include "hal/dtype.h"
+#include "hal/error.h"
 
 namespace hal::cpu_ref {
 namespace {
@@ -107,7 +108,12 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
   const int mr = kernel.mr, nr = kernel.nr;
   const std::int64_t mc_max = round_up(std::min(blocking.mc, round_up(p.m, mr)), mr);
   const std::int64_t nc_max = round_up(std::min(blocking.nc, round_up(p.n, nr)), nr);
-  const std::int64_t kc_max = std::max<std::int64_t>(1, std::min(blocking.kc, p.k));
+  // K blocks start at multiples of the kernel's granule (bf16 pairs never straddle two blocks).
+  const std::int64_t kc_max = round_up(std::max<std::int64_t>(1, std::min(blocking.kc, p.k)), kernel.k_granule());
+  const GemmPacking packing = kernel.packing;
+  if (packing == GemmPacking::bf16_pairs && (p.a.dtype != DType::bf16 || p.b.dtype != DType::bf16))
+    throw Error(ErrorCode::invalid_argument, std::string("cpu gemm: the ") + kernel.name +
+                                                 " micro-kernel takes bf16 A and B only");
   const std::int64_t n_blocks = ceil_div(p.n, nc_max);
   // A task covers `rows_per_task` rows (several MC blocks) so that its packed
   // B block is reused by all of them instead of being packed again per MC
@@ -134,17 +140,17 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
     const std::int64_t m_panels = ceil_div(rows, mr), n_panels = ceil_div(nc, nr);
 
     float* acc = t_scratch.accumulator.get(m_panels * n_panels * mr * nr);
-    float* a_panels = t_scratch.a_panels.get(ceil_div(mc_max, mr) * packed_panel_stride(kc_max, mr));
-    float* b_panels = t_scratch.b_panels.get(n_panels * packed_panel_stride(kc_max, nr));
+    float* a_panels = t_scratch.a_panels.get(ceil_div(mc_max, mr) * panel_stride(packing, kc_max, mr));
+    float* b_panels = t_scratch.b_panels.get(n_panels * panel_stride(packing, kc_max, nr));
     std::memset(acc, 0, sizeof(float) * static_cast<std::size_t>(m_panels * n_panels * mr * nr));
 
     for (std::int64_t k0 = 0; k0 < p.k; k0 += kc_max) {
       const std::int64_t kc = std::min(kc_max, p.k - k0);
-      const std::int64_t a_stride = packed_panel_stride(kc, mr), b_stride = packed_panel_stride(kc, nr);
-      pack_b(p.b, batch, j0, nc, k0, kc, nr, b_panels);
+      const std::int64_t a_stride = panel_stride(packing, kc, mr), b_stride = panel_stride(packing, kc, nr);
+      pack_b_panels(packing, p.b, batch, j0, nc, k0, kc, nr, b_panels);
       for (std::int64_t ib = 0; ib < rows; ib += mc_max) {
         const std::int64_t mc = std::min(mc_max, rows - ib);
-        pack_a(p.a, batch, i0 + ib, mc, k0, kc, mr, a_panels);
+        pack_a_panels(packing, p.a, batch, i0 + ib, mc, k0, kc, mr, a_panels);
         const std::int64_t first_panel = ib / mr, block_panels = ceil_div(mc, mr);
         for (std::int64_t jp = 0; jp < n_panels; ++jp)
           for (std::int64_t ip = 0; ip < block_panels; ++ip)

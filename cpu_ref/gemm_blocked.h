@@ -5,12 +5,14 @@
 //   parallel over output tiles (batch, a few MC blocks of rows, NC columns) [tbb]
 //     fp32 accumulator tile, zeroed
 //     for each KC block of K, in ascending order:
-//       pack op(B)[KC x NC] into fp32 panels                     (L2/L3)
+//       pack op(B)[KC x NC] into panels                          (L2/L3)
 //       for each MC block of the tile's rows:
-//         pack op(A)[MC x KC] into fp32 panels                   (L2)
+//         pack op(A)[MC x KC] into panels                        (L2)
 //         for each NR column panel, for each MR row panel: micro-kernel
 //     epilogue once per element: act(alpha*acc + beta*C + bias), one rounding
 //
+// Panels are fp32, or bf16 pairs for a bf16_pairs kernel (gemm_microkernel.h;
+// KC blocks then start at even k so a pair never straddles two blocks).
 // K is never split across threads and the accumulator persists across KC
 // blocks, so each output element is the same ascending-k chain of
 // multiply-adds whatever the thread count, tile or position in the tile:

@@ -1,28 +1,50 @@
 #pragma once
-// The register-blocked inner kernel of the fp32 gemm, one per ISA.
+// The register-blocked inner kernel of the fp32-accumulating gemm, one per ISA.
 //
-// A micro-kernel updates one MR x NR accumulator tile from packed panels:
-//   acc[r][c] += sum over k = 0 .. kc-1, in ascending order, of a[k*MR + r] * b[k*NR + c]
-// a: kc x MR (one packed micro-panel of op(A), k-major); b: kc x NR (of op(B)).
-// acc: MR x NR fp32, row-major, contiguous. No pointer needs any alignment.
+// A micro-kernel updates one MR x NR fp32 accumulator tile (row-major,
+// contiguous) from two packed micro-panels, in one of two packings:
 //
-// Determinism contract: every element's value is one chain of multiply-adds in
+//   fp32:       a is kc x MR floats, b is kc x NR floats (k-major):
+//               acc[r][c] += a[k][r] * b[k][c] for k = 0 .. kc-1 in ascending order.
+//   bf16_pairs: a is ceil(kc/2) x MR, b is ceil(kc/2) x NR 32-bit words, each
+//               word the bf16 pair (k even in the low half, k + 1 in the high
+//               half; a zero pad past an odd kc), the operand layout of
+//               AVX-512 BF16's vdpbf16ps. Per pair p, ascending:
+//               acc += a_odd * b_odd, then acc += a_even * b_even, each one
+//               rounding (the bf16 products are exact in fp32), inputs that are
+//               bf16 subnormals read as zero, subnormal results flushed to zero.
+//               Only for A and B both bf16; the pairs are always (2i, 2i + 1)
+//               of the whole K, so the driver splits K at even offsets.
+//
+// No pointer needs any alignment.
+//
+// Determinism contract: every element's value is one chain of steps in
 // ascending k, the same whatever the tile position or the kc split (acc is
-// stored and reloaded exactly between calls). Whether that chain uses fused
-// multiply-add depends on the ISA kernel, so results may differ between
-// machines, but one process always uses one kernel (selected_gemm_microkernel).
+// stored and reloaded exactly between calls). Whether the fp32 chain uses
+// fused multiply-add depends on the ISA kernel, so results may differ between
+// machines, but one process always uses one kernel per dtype combination
+// (gemm_microkernel_for).
 #include <cstdint>
 #include <span>
 
+#include "hal/dtype.h"
+
 namespace hal::cpu_ref {
 
-using GemmMicroKernelFn = void (*)(std::int64_t kc, const float* a, const float* b, float* acc);
+enum class GemmPacking { fp32, bf16_pairs };
+
+// kc counts k elements in both packings (a bf16_pairs kernel runs ceil(kc/2) steps).
+using GemmMicroKernelFn = void (*)(std::int64_t kc, const void* a, const void* b, float* acc);
 
 struct GemmMicroKernel {
-  const char* name;   // "portable", "avx2_6x16", "avx512_12x32"
+  const char* name;   // "portable", "avx2_6x16", "avx512_12x32", "avx512bf16_12x32", ...
   int mr;             // rows of the accumulator tile
   int nr;             // columns of the accumulator tile
   GemmMicroKernelFn run;
+  GemmPacking packing = GemmPacking::fp32;
+
+  // K blocks start at multiples of this (2 keeps bf16 pairs aligned to the whole K).
+  int k_granule() const { return packing == GemmPacking::bf16_pairs ? 2 : 1; }
 };
 
 // Each ISA's kernel (the avx2/avx512 ones must only be run on a CPU that has
@@ -30,12 +52,21 @@ struct GemmMicroKernel {
 GemmMicroKernel gemm_microkernel_portable();
 GemmMicroKernel gemm_microkernel_avx2();
 GemmMicroKernel gemm_microkernel_avx512();
+GemmMicroKernel gemm_microkernel_avx512bf16();
+// The bf16_pairs contract above in plain C++: the model the AVX-512 BF16
+// kernel is written against, and the way the pair packing and the driver are
+// tested on a CPU without AVX-512 BF16. Never selected by default.
+GemmMicroKernel gemm_microkernel_bf16_pairs_emulated();
 
-// The kernels this CPU can run, most capable last.
+// The kernels this CPU can run, fp32 ones first, most capable last in each packing.
 std::span<const GemmMicroKernel> gemm_microkernels_available();
-// The kernel every gemm in this process uses: the most capable available one,
-// chosen once. HAL_CPU_GEMM_KERNEL=portable|avx2|avx512 forces a (supported)
-// choice, for comparing kernels.
+// The fp32-packing kernel every gemm in this process uses: the most capable
+// available one, chosen once. HAL_CPU_GEMM_KERNEL=portable|avx2|avx512 forces
+// a (supported) choice, for comparing kernels.
 const GemmMicroKernel& selected_gemm_microkernel();
+// The kernel for a gemm with these input dtypes: the bf16_pairs kernel when A
+// and B are both bf16 and the CPU has AVX-512 BF16 (HAL_CPU_GEMM_KERNEL=avx2,
+// avx512 or portable keep bf16 on the fp32 kernels), else selected_gemm_microkernel().
+const GemmMicroKernel& gemm_microkernel_for(DType a, DType b);
 
 }  // namespace hal::cpu_ref

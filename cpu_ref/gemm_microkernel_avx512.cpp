@@ -11,7 +11,9 @@ namespace {
 constexpr int kMr = 12;
 constexpr int kNr = 32;
 
-void microkernel_avx512(std::int64_t kc, const float* a, const float* b, float* acc) {
+void microkernel_avx512(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
+  const float* a = static_cast<const float*>(a_panel);
+  const float* b = static_cast<const float*>(b_panel);
   // Named accumulators, not an array: GCC keeps an array of vectors in memory
   // and stores it back every iteration.
   __m512 c00 = _mm512_loadu_ps(acc + 0 * kNr), c01 = _mm512_loadu_ps(acc + 0 * kNr + 16);

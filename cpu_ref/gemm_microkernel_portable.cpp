@@ -10,7 +10,9 @@ namespace {
 constexpr int kMr = 4;
 constexpr int kNr = 8;  // 4x8 floats = 8 SSE registers of accumulators
 
-void microkernel_portable(std::int64_t kc, const float* a, const float* b, float* acc) {
+void microkernel_portable(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
+  const float* a = static_cast<const float*>(a_panel);
+  const float* b = static_cast<const float*>(b_panel);
   float c[kMr][kNr];
   for (int r = 0; r < kMr; ++r)
     for (int j = 0; j < kNr; ++j) c[r][j] = acc[r * kNr + j];

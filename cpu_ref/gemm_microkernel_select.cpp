@@ -8,6 +8,16 @@
 #include "cpu_ref/gemm_microkernel.h"
 
 namespace hal::cpu_ref {
+namespace {
+
+const char* forced_kernel() { return std::getenv("HAL_CPU_GEMM_KERNEL"); }
+
+bool has_avx512bf16() {
+  const auto& f = hal::cpu::cpu_features();
+  return f.has_avx512() && f.avx512bf16;
+}
+
+}  // namespace
 
 std::span<const GemmMicroKernel> gemm_microkernels_available() {
   static const std::vector<GemmMicroKernel> kernels = [] {
@@ -15,6 +25,8 @@ std::span<const GemmMicroKernel> gemm_microkernels_available() {
     const auto& f = hal::cpu::cpu_features();
     if (f.has_avx2_fma()) k.push_back(gemm_microkernel_avx2());
     if (f.has_avx512()) k.push_back(gemm_microkernel_avx512());
+    k.push_back(gemm_microkernel_bf16_pairs_emulated());
+    if (has_avx512bf16()) k.push_back(gemm_microkernel_avx512bf16());
     return k;
   }();
   return kernels;
@@ -23,15 +35,39 @@ std::span<const GemmMicroKernel> gemm_microkernels_available() {
 const GemmMicroKernel& selected_gemm_microkernel() {
   static const GemmMicroKernel& chosen = []() -> const GemmMicroKernel& {
     auto kernels = gemm_microkernels_available();
-    if (const char* forced = std::getenv("HAL_CPU_GEMM_KERNEL")) {
+    const GemmMicroKernel* best = &kernels.front();
+    for (const auto& k : kernels)
+      if (k.packing == GemmPacking::fp32) best = &k;
+    if (const char* forced = forced_kernel()) {
       const std::string_view want(forced);
       for (const auto& k : kernels)
-        if (std::string_view(k.name).starts_with(want)) return k;
+        if (k.packing == GemmPacking::fp32 && std::string_view(k.name).starts_with(want)) return k;
       // An unknown or unsupported request falls back to the default choice.
     }
-    return kernels.back();
+    return *best;
   }();
   return chosen;
+}
+
+const GemmMicroKernel& gemm_microkernel_for(DType a, DType b) {
+  // HAL_CPU_GEMM_KERNEL names a bf16_pairs kernel to force it (the emulated
+  // one runs the pair path on any CPU), an fp32 one to keep bf16 off pairs.
+  static const GemmMicroKernel* bf16_pairs = []() -> const GemmMicroKernel* {
+    auto kernels = gemm_microkernels_available();
+    auto find = [&](std::string_view name) -> const GemmMicroKernel* {
+      for (const auto& k : kernels)
+        if (k.packing == GemmPacking::bf16_pairs && std::string_view(k.name).starts_with(name)) return &k;
+      return nullptr;
+    };
+    if (const char* forced = forced_kernel()) {
+      const std::string_view want(forced);
+      const bool names_pairs = want.starts_with("avx512bf16") || want.starts_with("bf16_pairs");
+      return names_pairs ? find(want) : nullptr;
+    }
+    return has_avx512bf16() ? find("avx512bf16") : nullptr;
+  }();
+  if (a == DType::bf16 && b == DType::bf16 && bf16_pairs) return *bf16_pairs;
+  return selected_gemm_microkernel();
 }
 
 }  // namespace hal::cpu_ref

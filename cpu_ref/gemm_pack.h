@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cpu_ref/gemm_microkernel.h"
 #include "cpu_ref/gemm_operands.h"
 #include "cpu_ref/half_convert.h"
 #include "hal/dtype.h"
@@ -127,6 +128,65 @@ inline void pack_b(const GemmMatrix& b, std::int64_t batch, std::int64_t j0, std
     case DType::bf16: return pack_panels<DType::bf16>(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
     default: return pack_panels<DType::f32>(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
   }
+}
+
+}  // namespace hal::cpu_ref
+
+namespace hal::cpu_ref {
+
+// 32-bit words from one bf16-pair panel to the next (one cache line of slack, as above).
+inline std::int64_t packed_pair_panel_stride(std::int64_t kc, int width) { return (kc + 1) / 2 * width + 16; }
+
+// The bf16_pairs packing of gemm_microkernel.h: `extent` lines from `line0`,
+// k in [k0, k0 + kc), into panels of `width` lines: dst[panel][k/2][w] holds
+// the bf16 bits of k (low half) and k + 1 (high half). Lines past the edge and
+// the high half past an odd kc are zero. The source must be bf16: pairs carry
+// the input bits unchanged.
+inline void pack_pair_panels(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, std::int64_t extent,
+                             std::int64_t line_stride, std::int64_t k0, std::int64_t kc, std::int64_t k_stride,
+                             int width, std::uint32_t* dst) {
+  const std::int64_t base = m.offset + batch * m.batch_stride + line0 * line_stride + k0 * k_stride;
+  const auto* src = static_cast<const std::uint16_t*>(m.data);
+  const std::int64_t pairs = (kc + 1) / 2, panel_size = packed_pair_panel_stride(kc, width);
+  for (std::int64_t p0 = 0; p0 < extent; p0 += width) {
+    std::uint32_t* d = dst + (p0 / width) * panel_size;
+    const std::int64_t valid = extent - p0 < width ? extent - p0 : width;
+    for (std::int64_t pr = 0; pr < pairs; ++pr) {
+      const bool has_high = 2 * pr + 1 < kc;
+      for (std::int64_t w = 0; w < valid; ++w) {
+        const std::int64_t s = base + (p0 + w) * line_stride + 2 * pr * k_stride;
+        const std::uint32_t low = src[s], high = has_high ? src[s + k_stride] : 0u;
+        d[pr * width + w] = low | high << 16;
+      }
+      for (std::int64_t w = valid; w < width; ++w) d[pr * width + w] = 0u;
+    }
+  }
+}
+
+}  // namespace hal::cpu_ref
+
+namespace hal::cpu_ref {
+
+// The packing a kernel reads, chosen by its GemmPacking. Strides and offsets
+// are in 4-byte words (a float or a bf16 pair), so one scratch buffer serves both.
+inline std::int64_t panel_stride(GemmPacking packing, std::int64_t kc, int width) {
+  return packing == GemmPacking::bf16_pairs ? packed_pair_panel_stride(kc, width) : packed_panel_stride(kc, width);
+}
+
+inline void pack_a_panels(GemmPacking packing, const GemmMatrix& a, std::int64_t batch, std::int64_t i0,
+                          std::int64_t mc, std::int64_t k0, std::int64_t kc, int mr, float* dst) {
+  if (packing == GemmPacking::bf16_pairs)
+    pack_pair_panels(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, reinterpret_cast<std::uint32_t*>(dst));
+  else
+    pack_a(a, batch, i0, mc, k0, kc, mr, dst);
+}
+
+inline void pack_b_panels(GemmPacking packing, const GemmMatrix& b, std::int64_t batch, std::int64_t j0,
+                          std::int64_t nc, std::int64_t k0, std::int64_t kc, int nr, float* dst) {
+  if (packing == GemmPacking::bf16_pairs)
+    pack_pair_panels(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, reinterpret_cast<std::uint32_t*>(dst));
+  else
+    pack_b(b, batch, j0, nc, k0, kc, nr, dst);
 }
 
 }  // namespace hal::cpu_ref

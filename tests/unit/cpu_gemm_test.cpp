@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cpu_ref/activation.h"
@@ -182,9 +184,12 @@ TEST(CpuGemm, OddShapesAllTransposesMatchReference) {
 // Each ISA kernel this CPU has (not only the one selected), with a blocking
 // small enough to give several KC blocks and edge tiles in both directions.
 // The result must not depend on the blocking at all: same bits as the default.
+// bf16_pairs kernels take bf16 A and B; their odd K (83) ends on a half pair,
+// and the blocking's odd KC (7) must still pair k as (2i, 2i + 1) of the whole K.
 TEST(CpuGemm, EveryMicroKernelAndBlockingGivesTheSameBits) {
   for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
-    Problem p(61, 75, 83, false, true);
+    const bool pairs = kernel.packing == hal::cpu_ref::GemmPacking::bf16_pairs;
+    Problem p(61, 75, 83, false, true, pairs ? DType::bf16 : DType::f32);
     const hal::cpu_ref::GemmBlocking small{2 * kernel.mr, 2 * kernel.nr, 16};
     check_against_reference(
         p.call,
@@ -352,3 +357,80 @@ TEST(CpuGemm, MismatchedInnerDimensionThrows) {
 }
 
 }  // namespace
+
+// The bf16_pairs contract (gemm_microkernel.h) on the emulated kernel, which
+// is what the AVX-512 BF16 kernel is written against: per pair the odd k is
+// accumulated first, subnormal bf16 inputs read as zero, subnormal results
+// flush to zero, a zero high half past an odd kc changes nothing.
+namespace {
+
+const hal::cpu_ref::GemmMicroKernel& emulated_pairs_kernel() {
+  for (const auto& k : hal::cpu_ref::gemm_microkernels_available())
+    if (std::string(k.name) == "bf16_pairs_emulated") return k;
+  throw std::runtime_error("bf16_pairs_emulated is always available");
+}
+
+std::uint32_t pair(float even, float odd) {
+  return std::uint32_t{hal::f32_to_bf16(even)} | std::uint32_t{hal::f32_to_bf16(odd)} << 16;
+}
+
+// acc[0][0] after one kernel call whose A and B panels hold `pairs` in row 0 / column 0
+// (every other word zero), starting from `start`.
+float run_pairs(std::int64_t kc, const std::vector<std::uint32_t>& a_words, const std::vector<std::uint32_t>& b_words,
+                float start) {
+  const auto& k = emulated_pairs_kernel();
+  const std::int64_t pairs = (kc + 1) / 2;
+  std::vector<std::uint32_t> a(static_cast<std::size_t>(pairs * k.mr)), b(static_cast<std::size_t>(pairs * k.nr));
+  for (std::int64_t p = 0; p < pairs; ++p) {
+    a[static_cast<std::size_t>(p * k.mr)] = a_words[static_cast<std::size_t>(p)];
+    b[static_cast<std::size_t>(p * k.nr)] = b_words[static_cast<std::size_t>(p)];
+  }
+  std::vector<float> acc(static_cast<std::size_t>(k.mr * k.nr), 0.0f);
+  acc[0] = start;
+  k.run(kc, a.data(), b.data(), acc.data());
+  for (std::size_t i = 1; i < acc.size(); ++i) EXPECT_EQ(acc[i], 0.0f) << "element " << i << " has no inputs";
+  return acc[0];
+}
+
+}  // namespace
+
+TEST(CpuGemmBf16Pairs, OddProductIsAccumulatedFirst) {
+  // acc = 1, odd product -1, even product 2^-30: odd first gives 0 + 2^-30;
+  // even first would give (1 + 2^-30 rounded to 1) - 1 = 0.
+  EXPECT_EQ(run_pairs(2, {pair(0x1p-30f, -1.0f)}, {pair(1.0f, 1.0f)}, 1.0f), 0x1p-30f);
+}
+
+TEST(CpuGemmBf16Pairs, SubnormalInputsReadAsZeroAndResultsFlush) {
+  // 2^-130 is a bf16 subnormal: read as zero, so 1 * 2^-130 adds nothing.
+  EXPECT_EQ(run_pairs(2, {pair(1.0f, 0.0f)}, {pair(0x1p-130f, 0.0f)}, 0.0f), 0.0f);
+  // 2^-70 * 2^-60 = 2^-130 is a subnormal product: it flushes to zero.
+  const float flushed = run_pairs(2, {pair(0x1p-70f, 0.0f)}, {pair(0x1p-60f, 0.0f)}, 0.0f);
+  EXPECT_EQ(flushed, 0.0f);
+  // A normal result is kept exactly.
+  EXPECT_EQ(run_pairs(2, {pair(0x1p-60f, 0.0f)}, {pair(0x1p-60f, 0.0f)}, 0.0f), 0x1p-120f);
+}
+
+TEST(CpuGemmBf16Pairs, SumsEveryPairInOrder) {
+  // kc = 5: pairs (0,1), (2,3), (4, pad). Small integers: the exact sum.
+  const std::vector<std::uint32_t> a{pair(1, 2), pair(3, 4), pair(5, 0)}, b{pair(6, 7), pair(8, 9), pair(10, 0)};
+  EXPECT_EQ(run_pairs(5, a, b, 0.5f), 0.5f + 1 * 6 + 2 * 7 + 3 * 8 + 4 * 9 + 5 * 10);
+}
+
+TEST(CpuGemmBf16Pairs, DriverMatchesTheReferenceForEveryLayout) {
+  const auto& kernel = emulated_pairs_kernel();
+  for (const auto& s : kOddShapes)
+    for (int t = 0; t < 4; ++t) {
+      Problem p(s.m, s.n, s.k, t & 1, t & 2, DType::bf16, DType::bf16);
+      check_against_reference(
+          p.call,
+          [&](const hal::GemmCall& c) { hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(c), kernel); },
+          "bf16 pairs " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " trans " +
+              std::to_string(t));
+    }
+}
+
+TEST(CpuGemmBf16Pairs, RefusesNonBf16Inputs) {
+  Problem p(4, 8, 6, false, false, DType::f32);
+  EXPECT_THROW(hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(p.call), emulated_pairs_kernel()),
+               hal::Error);
+}

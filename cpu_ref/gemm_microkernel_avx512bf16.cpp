@@ -1,0 +1,93 @@
+// AVX-512 BF16 micro-kernel, 12 x 32, bf16_pairs packing (gemm_microkernel.h):
+// per pair step, two 16-lane rows of B pairs and one broadcast A pair per row
+// feed vdpbf16ps, which does acc += a_odd * b_odd + a_even * b_even in the
+// order and with the flushing the bf16_pairs contract states. 24 zmm
+// accumulators, as the fp32 AVX-512 kernel. Compiled with -mavx512bf16 only
+// in this file; run only where cpu_features() reports AVX-512 and AVX-512 BF16.
+//
+// Not yet run on hardware: the development machine has no AVX-512. The pair
+// packing and the driver are tested on every CPU through the emulated kernel
+// (gemm_microkernel_bf16_pairs_emulated.cpp), which follows the same contract.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "cpu_ref/gemm_microkernel.h"
+
+namespace hal::cpu_ref {
+namespace {
+
+constexpr int kMr = 12;
+constexpr int kNr = 32;
+
+inline __m512 dot_pairs(__m512 acc, __m512i a, __m512i b) {
+  return _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(a), reinterpret_cast<__m512bh>(b));
+}
+
+void microkernel_avx512bf16(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
+  const auto* a = static_cast<const std::int32_t*>(a_panel);
+  const auto* b = static_cast<const std::int32_t*>(b_panel);
+  const std::int64_t pairs = (kc + 1) / 2;
+  // Named accumulators, not an array: GCC keeps an array of vectors in memory.
+  __m512 c00 = _mm512_loadu_ps(acc + 0 * kNr), c01 = _mm512_loadu_ps(acc + 0 * kNr + 16);
+  __m512 c10 = _mm512_loadu_ps(acc + 1 * kNr), c11 = _mm512_loadu_ps(acc + 1 * kNr + 16);
+  __m512 c20 = _mm512_loadu_ps(acc + 2 * kNr), c21 = _mm512_loadu_ps(acc + 2 * kNr + 16);
+  __m512 c30 = _mm512_loadu_ps(acc + 3 * kNr), c31 = _mm512_loadu_ps(acc + 3 * kNr + 16);
+  __m512 c40 = _mm512_loadu_ps(acc + 4 * kNr), c41 = _mm512_loadu_ps(acc + 4 * kNr + 16);
+  __m512 c50 = _mm512_loadu_ps(acc + 5 * kNr), c51 = _mm512_loadu_ps(acc + 5 * kNr + 16);
+  __m512 c60 = _mm512_loadu_ps(acc + 6 * kNr), c61 = _mm512_loadu_ps(acc + 6 * kNr + 16);
+  __m512 c70 = _mm512_loadu_ps(acc + 7 * kNr), c71 = _mm512_loadu_ps(acc + 7 * kNr + 16);
+  __m512 c80 = _mm512_loadu_ps(acc + 8 * kNr), c81 = _mm512_loadu_ps(acc + 8 * kNr + 16);
+  __m512 c90 = _mm512_loadu_ps(acc + 9 * kNr), c91 = _mm512_loadu_ps(acc + 9 * kNr + 16);
+  __m512 c100 = _mm512_loadu_ps(acc + 10 * kNr), c101 = _mm512_loadu_ps(acc + 10 * kNr + 16);
+  __m512 c110 = _mm512_loadu_ps(acc + 11 * kNr), c111 = _mm512_loadu_ps(acc + 11 * kNr + 16);
+  for (std::int64_t p = 0; p < pairs; ++p) {
+    const __m512i b0 = _mm512_loadu_si512(b + p * kNr);
+    const __m512i b1 = _mm512_loadu_si512(b + p * kNr + 16);
+    const std::int32_t* ap = a + p * kMr;
+    { const __m512i ar = _mm512_set1_epi32(ap[0]); c00 = dot_pairs(c00, ar, b0); c01 = dot_pairs(c01, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[1]); c10 = dot_pairs(c10, ar, b0); c11 = dot_pairs(c11, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[2]); c20 = dot_pairs(c20, ar, b0); c21 = dot_pairs(c21, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[3]); c30 = dot_pairs(c30, ar, b0); c31 = dot_pairs(c31, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[4]); c40 = dot_pairs(c40, ar, b0); c41 = dot_pairs(c41, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[5]); c50 = dot_pairs(c50, ar, b0); c51 = dot_pairs(c51, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[6]); c60 = dot_pairs(c60, ar, b0); c61 = dot_pairs(c61, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[7]); c70 = dot_pairs(c70, ar, b0); c71 = dot_pairs(c71, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[8]); c80 = dot_pairs(c80, ar, b0); c81 = dot_pairs(c81, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[9]); c90 = dot_pairs(c90, ar, b0); c91 = dot_pairs(c91, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[10]); c100 = dot_pairs(c100, ar, b0); c101 = dot_pairs(c101, ar, b1); }
+    { const __m512i ar = _mm512_set1_epi32(ap[11]); c110 = dot_pairs(c110, ar, b0); c111 = dot_pairs(c111, ar, b1); }
+  }
+  _mm512_storeu_ps(acc + 0 * kNr, c00);
+  _mm512_storeu_ps(acc + 0 * kNr + 16, c01);
+  _mm512_storeu_ps(acc + 1 * kNr, c10);
+  _mm512_storeu_ps(acc + 1 * kNr + 16, c11);
+  _mm512_storeu_ps(acc + 2 * kNr, c20);
+  _mm512_storeu_ps(acc + 2 * kNr + 16, c21);
+  _mm512_storeu_ps(acc + 3 * kNr, c30);
+  _mm512_storeu_ps(acc + 3 * kNr + 16, c31);
+  _mm512_storeu_ps(acc + 4 * kNr, c40);
+  _mm512_storeu_ps(acc + 4 * kNr + 16, c41);
+  _mm512_storeu_ps(acc + 5 * kNr, c50);
+  _mm512_storeu_ps(acc + 5 * kNr + 16, c51);
+  _mm512_storeu_ps(acc + 6 * kNr, c60);
+  _mm512_storeu_ps(acc + 6 * kNr + 16, c61);
+  _mm512_storeu_ps(acc + 7 * kNr, c70);
+  _mm512_storeu_ps(acc + 7 * kNr + 16, c71);
+  _mm512_storeu_ps(acc + 8 * kNr, c80);
+  _mm512_storeu_ps(acc + 8 * kNr + 16, c81);
+  _mm512_storeu_ps(acc + 9 * kNr, c90);
+  _mm512_storeu_ps(acc + 9 * kNr + 16, c91);
+  _mm512_storeu_ps(acc + 10 * kNr, c100);
+  _mm512_storeu_ps(acc + 10 * kNr + 16, c101);
+  _mm512_storeu_ps(acc + 11 * kNr, c110);
+  _mm512_storeu_ps(acc + 11 * kNr + 16, c111);
+}
+
+}  // namespace
+
+GemmMicroKernel gemm_microkernel_avx512bf16() {
+  return {"avx512bf16_12x32", kMr, kNr, &microkernel_avx512bf16, GemmPacking::bf16_pairs};
+}
+
+}  // namespace hal::cpu_ref
