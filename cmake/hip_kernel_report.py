@@ -7,7 +7,8 @@
 Each bundle is unbundled per target with clang-offload-bundler; the AMDGPU
 metadata (llvm-readelf --notes, msgpack shown as YAML) gives per kernel its
 VGPRs, SGPRs, AGPRs, LDS (group segment) and scratch (private segment) bytes
-and spill counts; llvm-objdump -d counts the v_mfma instructions per kernel.
+and spill counts; llvm-objdump -d counts the v_mfma instructions and the
+16-byte global loads (global_load_dwordx4) per kernel.
 Occupancy estimates, waves per SIMD: from the register budget (CDNA2/3 give
 each SIMD 512 unified VGPRs per lane, allocated in granules of 8, at most 8
 waves; on gfx90a/gfx94x the metadata's vgpr_count is already the unified
@@ -18,8 +19,10 @@ and the smaller of the two.
 With --check the run fails (exit 1) when a kernel uses scratch or spills
 VGPRs (SGPR spills land in VGPR lanes, not memory: reported, not failed),
 when an MFMA kernel (gemm_mfma_*, attention_flash_*) lacks v_mfma
-instructions on any target, when either family is missing, or when a target
-is missing from a bundle.
+instructions on any target, when either family is missing, when a
+vectorised row kernel (hal_softmax, hal_norm, hal_reduce: the 16-byte row
+path) lacks global_load_dwordx4 on any target or is missing, or when a
+target is missing from a bundle.
 """
 import json
 import os
@@ -30,6 +33,8 @@ import tempfile
 
 MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_)")
 MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_")
+# Row kernels with a 16-byte vector path (hip/kernels/rows_*.hip, x_vec16).
+DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce")
 CU_LDS_BYTES = 65536
 SIMDS_PER_CU = 4
 SIMD_VGPRS = 512
@@ -74,7 +79,8 @@ def parse_metadata(notes):
     return {k["name"]: k for k in kernels.get("__list__", []) if "name" in k}
 
 
-def mfma_counts(disasm):
+def instruction_counts(disasm, mnemonic):
+    """{kernel: number of instructions containing `mnemonic`} from llvm-objdump -d."""
     counts = {}
     name = None
     for line in disasm.splitlines():
@@ -82,7 +88,7 @@ def mfma_counts(disasm):
         if m:
             name = m.group(1)
             counts.setdefault(name, 0)
-        elif name and "v_mfma" in line:
+        elif name and mnemonic in line:
             counts[name] += 1
     return counts
 
@@ -132,7 +138,9 @@ def main():
                 obj = os.path.join(tmp, f"{name}.{arch}.o")
                 run([bundler, "--unbundle", "--type=o", f"--input={path}", f"--targets={target}", f"--output={obj}"])
                 meta = parse_metadata(run([readelf, "--notes", obj]))
-                mfma = mfma_counts(run([objdump, "-d", obj]))
+                disasm = run([objdump, "-d", obj])
+                mfma = instruction_counts(disasm, "v_mfma")
+                dwordx4 = instruction_counts(disasm, "global_load_dwordx4")
                 for kname, k in sorted(meta.items()):
                     vgpr = int(k.get("vgpr_count", 0))
                     entry = {
@@ -143,6 +151,7 @@ def main():
                         "vgpr_spills": int(k.get("vgpr_spill_count", 0)),
                         "sgpr_spills": int(k.get("sgpr_spill_count", 0)),
                         "mfma_instructions": mfma.get(kname, 0),
+                        "global_load_dwordx4": dwordx4.get(kname, 0),
                         "waves_per_simd_by_vgprs": waves_per_simd(vgpr),
                         "workgroup_size": int(k.get("max_flat_workgroup_size", 0)),
                     }
@@ -157,6 +166,8 @@ def main():
                                         f"{entry['vgpr_spills']} VGPR spills")
                     if MFMA_REQUIRED.match(kname) and entry["mfma_instructions"] == 0:
                         problems.append(f"{kname} ({arch}): no v_mfma instruction")
+                    if kname in DWORDX4_REQUIRED and entry["global_load_dwordx4"] == 0:
+                        problems.append(f"{kname} ({arch}): no global_load_dwordx4 (16-byte row path)")
                 if not meta:
                     problems.append(f"{name} ({arch}): no kernel metadata found")
     report["problems"] = problems
@@ -167,6 +178,10 @@ def main():
         for family in MFMA_FAMILIES:
             if not any(k["kernel"].startswith(family) for k in mfma_kernels):
                 problems.append(f"no {family}* kernel in any bundle")
+        for kname in DWORDX4_REQUIRED:
+            for arch in archs:
+                if not any(k["kernel"] == kname and k["target"] == arch for k in report["kernels"]):
+                    problems.append(f"{kname} ({arch}): kernel missing from every bundle")
         for p in problems:
             print("FAIL:", p, file=sys.stderr)
         print(f"{len(report['kernels'])} kernel/target entries checked; {len(mfma_kernels)} MFMA entries "

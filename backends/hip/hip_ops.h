@@ -9,6 +9,7 @@
 #include "hip/kernels/cast_copy_params.h"
 #include "hip/kernels/elementwise_params.h"
 #include "hip/kernels/gemm_params.h"
+#include "hip/kernels/rows_params.h"
 
 namespace hal::hip {
 
@@ -37,6 +38,13 @@ kernels::GemmParams gemm_params(const GemmCall& call);
 // exposed for the host-side tests.
 kernels::BinaryParams binary_params(const BinaryCall& call);
 kernels::CastParams cast_params(const CastCall& call);
+
+// Arguments of hal_softmax / hal_norm / hal_reduce, the 16-byte vector path
+// flags (RowsLayout::x_vec16 / y_vec16, NormParams::weight_vec16 /
+// bias_vec16) included; exposed for the host-side tests (hip_rows.cpp).
+kernels::SoftmaxParams softmax_params(const SoftmaxCall& call);
+kernels::NormParams norm_params(const NormCall& call);
+kernels::ReduceParams reduce_params(const ReduceCall& call);
 
 // The attention kernel a call runs on (kernel == nullptr: nothing to do),
 // its geometry and arguments: attention_flash_* when the call qualifies

@@ -1,6 +1,17 @@
 #pragma once
-// Device helpers shared by the row kernels: row addressing. One workgroup of
-// kRowThreads (4 wave64s) per row; rows are grid-strided so any grid works.
+// Device helpers shared by the row kernels: row addressing and the 16-byte
+// vector path. One workgroup of kRowThreads (4 wave64s) per row; rows are
+// grid-strided so any grid works.
+//
+// Vector path (RowsLayout::x_vec16): lane t reads 16-byte chunks t, t + 256,
+// t + 512, ... of its row (4 x f32 or 8 x f16/bf16 each, one
+// global_load_dwordx4), folds a chunk's elements in column order into fp32
+// partials, then the columns past the last whole chunk one by one; the wave64
+// butterfly and the wave-ordered LDS combine (hip/wave.h) finish. This is a
+// different summation order from the element-per-lane path (lane t there
+// holds columns t, t + 256, ...), so sums can differ in the last bits: both
+// are within docs/accuracy.md's contract, and both are deterministic: the
+// order depends only on the row length and the launch shape, never on timing.
 #include <hip/hip_runtime.h>
 
 #include "hip/element.h"
@@ -28,6 +39,27 @@ __device__ __forceinline__ RowOffsets row_offsets(const RowsLayout& l, int64_t r
     r = q;
   }
   return o;
+}
+
+// Bytes-per-element switch of the vector path: the launcher sets x_vec16 only
+// for f32 (4 bytes) and f16/bf16 (2 bytes).
+template <int kSize>
+inline constexpr int kChunkElems = 16 / kSize;
+
+// Address of a row's element `offset` (in elements) for a dtype of kSize bytes.
+template <int kSize>
+__device__ __forceinline__ const Chunk16* chunk_row(const void* base, int64_t offset) {
+  return reinterpret_cast<const Chunk16*>(static_cast<const char*>(base) + offset * kSize);
+}
+template <int kSize>
+__device__ __forceinline__ Chunk16* chunk_row(void* base, int64_t offset) {
+  return reinterpret_cast<Chunk16*>(static_cast<char*>(base) + offset * kSize);
+}
+
+// Element e of a chunk of dtype t (kSize bytes), as fp32.
+template <int kSize>
+__device__ __forceinline__ float chunk_f32(const Chunk16& c, int32_t t, int e) {
+  return decode_sized<kSize>(t, chunk_get<kSize>(c, e));
 }
 
 }  // namespace hal::hip::kernels

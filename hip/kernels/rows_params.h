@@ -26,6 +26,17 @@ struct RowsLayout {
   int64_t cols;
   int64_t x_col_stride;
   int64_t y_col_stride;
+  // 16-byte vector path flags, decided by the launcher (backends/hip/hip_rows.cpp):
+  // x_vec16: x is f32/f16/bf16, x_col_stride == 1 and every row of x starts on
+  //   a 16-byte boundary (first element aligned, every outer stride of an
+  //   extent > 1 a multiple of 16 bytes), so a lane loads 16-byte chunks
+  //   (4 x f32, 8 x f16/bf16) of the row: chunk k covers columns
+  //   [k * 16/size, (k+1) * 16/size); the last cols % (16/size) columns are
+  //   read one by one.
+  // y_vec16 (implies x_vec16): the same holds for y, and y's elements have
+  //   x's size, so a chunk of x maps to one 16-byte chunk of y.
+  int32_t x_vec16;
+  int32_t y_vec16;
 };
 
 struct SoftmaxParams {
@@ -49,6 +60,10 @@ struct NormParams {
   int32_t x_type, y_type, weight_type, bias_type;
   float eps;
   int32_t rms;
+  // weight / bias contiguous (stride 1), 16-byte aligned and of x's element
+  // size while x_vec16: read as 16-byte chunks next to x's chunks.
+  int32_t weight_vec16;
+  int32_t bias_vec16;
 };
 
 // kind: hal::ReduceKind (sum=0, mean=1, max=2, min=3, argmax=4). The rows are
