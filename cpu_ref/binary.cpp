@@ -5,6 +5,7 @@
 // either side is NaN the result is NaN, unlike std::max) and order -0 below +0,
 // as IEEE 754-2019 maximum/minimum do.
 #include <cmath>
+#include <type_traits>
 
 #include "cpu_ref/elementwise.h"
 #include "cpu_ref/kernels.h"
@@ -40,10 +41,24 @@ void binary_run(BinaryKind kind, const T* a, const T* b, T* y, std::int64_t n) {
   }
 }
 
+FusedOp fused_op(BinaryKind kind) {
+  switch (kind) {
+    case BinaryKind::add: return FusedOp::add;
+    case BinaryKind::sub: return FusedOp::sub;
+    case BinaryKind::mul: return FusedOp::mul;
+    case BinaryKind::div: return FusedOp::div;
+    case BinaryKind::maximum: return FusedOp::maximum;
+    case BinaryKind::minimum: return FusedOp::minimum;
+  }
+  return FusedOp::add;  // unreachable
+}
+
 template <class T>
 void binary_in(const BinaryCall& call) {
   const Tensor a = broadcast_view(call.a, call.y.shape);
   const Tensor b = broadcast_view(call.b, call.y.shape);
+  if constexpr (std::is_same_v<T, float>)
+    if (map_elements_fused<2>({&a, &b}, call.y, fused_op(call.kind))) return;
   map_elements<T, 2>({&a, &b}, call.y, [&](const std::array<const T*, 2>& in, T* out, std::int64_t n) {
     binary_run(call.kind, in[0], in[1], out, n);
   });

@@ -21,15 +21,22 @@
 
 namespace hal::cpu_ref {
 
-// Calls body(start, count) for consecutive blocks covering [0, numel).
+// Elements per call of a fused map (map_elements_fused): no scratch to keep
+// in L1, so larger than kBlockElements, to make the per-call head, tail and
+// fence noise; a multiple of 16 so that blocks of an aligned output stay
+// 32-byte aligned for the streaming stores.
+inline constexpr std::int64_t kFusedBlockElements = 8192;
+
+// Calls body(start, count) for consecutive blocks of `block` elements covering
+// [0, numel).
 template <class Body>
-void parallel_blocks(std::int64_t numel, Body&& body) {
+void parallel_blocks(std::int64_t numel, Body&& body, std::int64_t block = kBlockElements) {
   if (numel <= 0) return;
-  const std::int64_t blocks = (numel + kBlockElements - 1) / kBlockElements;
+  const std::int64_t blocks = (numel + block - 1) / block;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, blocks), [&](const tbb::blocked_range<std::int64_t>& r) {
     for (std::int64_t b = r.begin(); b != r.end(); ++b) {
-      const std::int64_t start = b * kBlockElements;
-      body(start, std::min(kBlockElements, numel - start));
+      const std::int64_t start = b * block;
+      body(start, std::min(block, numel - start));
     }
   });
 }
@@ -75,6 +82,47 @@ void map_elements(const std::array<const Tensor*, NIn>& inputs, const Tensor& y,
     compute(in, out, n);
     scatter_block(layout, NIn, y, start, n, out, streaming);
   });
+}
+
+// The fast path of map_elements<float> for the common case: every operand
+// contiguous and of y's dtype (f32, bf16 or f16), with a table that has fused
+// maps. Runs the vector kernels' map1_fused / map2_fused (widen + op + narrow
+// in registers, bit for bit the general path) over blocks of
+// kFusedBlockElements and returns true; returns false, doing nothing, when the
+// case does not apply, and the caller takes map_elements.
+template <int NIn>
+bool map_elements_fused(const std::array<const Tensor*, NIn>& inputs, const Tensor& y, FusedOp op) {
+  static_assert(NIn == 1 || NIn == 2);
+  const VectorKernels& vk = vector_kernels();
+  if ((NIn == 1 ? vk.map1_fused == nullptr : vk.map2_fused == nullptr) || !vector_dtype(y.dtype)) return false;
+  for (int k = 0; k < NIn; ++k)
+    if (inputs[k]->dtype != y.dtype) return false;
+  std::array<const Tensor*, NIn + 1> views{};
+  for (int k = 0; k < NIn; ++k) views[k] = inputs[k];
+  views[NIn] = &y;
+  const StridedLayout<NIn + 1> layout(y.shape, views);
+  const std::int64_t numel = y.numel();
+  const auto esize = static_cast<std::int64_t>(dtype_size(y.dtype));
+  const auto at = [&](int k) { return static_cast<const char*>(views[k]->data) + layout.offsets[k] * esize; };
+  char* const dst = static_cast<char*>(y.data) + layout.offsets[NIn] * esize;
+  for (int k = 0; k <= NIn; ++k)
+    if (!layout.contiguous[k]) return false;
+  // An input partly overlapping y (not the same run) would see the fused loop
+  // write before it reads; the general path reads a block first. Leave it.
+  for (int k = 0; k < NIn; ++k) {
+    const char* src = at(k);
+    if (src != dst && src < dst + numel * esize && dst < src + numel * esize) return false;
+  }
+  const bool streaming = numel * esize >= kStreamingStoreBytes;
+  parallel_blocks(
+      numel,
+      [&](std::int64_t start, std::int64_t n) {
+        const std::int64_t skip = start * esize;
+        if constexpr (NIn == 1) vk.map1_fused(op, at(0) + skip, y.dtype, dst + skip, n, streaming);
+        else vk.map2_fused(op, at(0) + skip, at(1) + skip, y.dtype, dst + skip, n, streaming);
+      },
+      kFusedBlockElements);
+  return true;
 }
 
 // The accuracy contract: fp64 arithmetic when the output is f64 (the oracle),

@@ -14,6 +14,8 @@ namespace {
 
 template <class T>
 void swiglu_in(const SwigluCall& call) {
+  if constexpr (std::is_same_v<T, float>)
+    if (map_elements_fused<2>({&call.gate, &call.up}, call.y, FusedOp::swiglu)) return;
   map_elements<T, 2>({&call.gate, &call.up}, call.y, [](const std::array<const T*, 2>& in, T* out, std::int64_t n) {
     const T* gate = in[0];
     const T* up = in[1];

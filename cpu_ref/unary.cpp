@@ -9,6 +9,7 @@
 // exp (vector_kernels.h, <= 2 ulp; the contract allows 4), which is what
 // makes them memory-bound rather than libm-bound.
 #include <cmath>
+#include <type_traits>
 
 #include "cpu_ref/activation.h"
 #include "cpu_ref/elementwise.h"
@@ -55,6 +56,14 @@ void unary_run(UnaryKind kind, const float* x, float* y, std::int64_t n) {
 
 template <class T>
 void unary_in(const UnaryCall& call) {
+  if constexpr (std::is_same_v<T, float>) {
+    // The vector-exp ops have a fused contiguous form (map1_fused).
+    const bool fusable = call.kind == UnaryKind::exp || call.kind == UnaryKind::sigmoid || call.kind == UnaryKind::silu;
+    const FusedOp op = call.kind == UnaryKind::exp ? FusedOp::exp
+                       : call.kind == UnaryKind::sigmoid ? FusedOp::sigmoid
+                                                         : FusedOp::silu;
+    if (fusable && map_elements_fused<1>({&call.x}, call.y, op)) return;
+  }
   map_elements<T, 1>({&call.x}, call.y, [&](const std::array<const T*, 1>& in, T* out, std::int64_t n) {
     unary_run(call.kind, in[0], out, n);
   });

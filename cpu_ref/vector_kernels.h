@@ -21,6 +21,12 @@
 
 namespace hal::cpu_ref {
 
+// The elementwise ops with a fused contiguous form (VectorKernels::map1_fused /
+// map2_fused). The binary ones are the IEEE operations of cpu_ref/binary.cpp
+// (maximum/minimum propagate NaN and order -0 below +0); exp, sigmoid and silu
+// are the entries below; swiglu is silu(a) * b.
+enum class FusedOp : std::uint8_t { add, sub, mul, div, maximum, minimum, exp, sigmoid, silu, swiglu };
+
 struct VectorKernels {
   const char* name;
 
@@ -76,6 +82,16 @@ struct VectorKernels {
   // returns max(out) (n >= 1): the softmax row's first pass, reading the
   // source once.
   float (*widen_scale_max)(const void* src, DType t, std::int64_t n, float scale, float* out);
+
+  // Whole elementwise ops on contiguous runs whose operands all have dtype t
+  // (f32, bf16 or f16): widen, op, narrow (streaming when asked), in registers,
+  // with no fp32 scratch. Bit for bit widen + the fp32 op + narrow, so the
+  // result equals the general gather/compute/scatter path of elementwise.h.
+  // map1_fused takes exp, sigmoid and silu; map2_fused the binary ops and
+  // swiglu (a = gate, b = up). Null where a table has no fused form (the
+  // caller then takes the general path).
+  void (*map1_fused)(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming);
+  void (*map2_fused)(FusedOp op, const void* a, const void* b, DType t, void* y, std::int64_t n, bool streaming);
 };
 
 const VectorKernels& vector_kernels_portable();

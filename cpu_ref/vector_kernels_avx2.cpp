@@ -176,9 +176,9 @@ inline __m256i bf16_round8(__m256 v) {
   const __m256i u = _mm256_castps_si256(v);
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
   const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
-  const __m256i is_nan =
-      _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
-  return _mm256_blendv_epi8(rounded, _mm256_set1_epi32(0x7fff), is_nan);
+  // One unordered compare finds the NaN lanes (|u| > 0x7f800000 as integers).
+  const __m256 is_nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+  return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rounded), _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff)), is_nan));
 }
 
 // Sixteen floats to bf16 / f16 bits, in order, bit for bit the scalar
@@ -544,6 +544,116 @@ void layer_apply_narrow_run(const float* x, float mean, float rstd, const float*
               [normed](__m256 v, __m256 wv, __m256 bv) { return _mm256_add_ps(normed(v, wv), bv); });
 }
 
+
+// ---- fused elementwise maps (map1_fused / map2_fused)
+
+// load8 with the dtype fixed at compile time, so the loops below carry no
+// per-vector dtype branch.
+template <DType T> inline __m256 load8_of(const void* src, std::int64_t i) {
+  if constexpr (T == DType::f32) return _mm256_loadu_ps(static_cast<const float*>(src) + i);
+  else if constexpr (T == DType::bf16) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(src) + i));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  } else {
+    return load8(src, DType::f16, i);
+  }
+}
+
+// y[i] = f(a[i], b[i]) for 8-wide f, operands and result of dtype T, the
+// whole-vector part from element i on; returns where it stopped (< 8 left).
+template <DType T, bool kStream, class F>
+inline std::int64_t fused2_body(const void* a, const void* b, void* d, std::int64_t i, std::int64_t n, F f) {
+  const auto at = [&](std::int64_t k) { return f(load8_of<T>(a, k), load8_of<T>(b, k)); };
+  if constexpr (T == DType::bf16)
+    for (; i + 2 * kW <= n; i += 2 * kW) store16_bf16<kStream>(d, i, at(i), at(i + kW));
+  for (; i + kW <= n; i += kW) store8<T, kStream>(d, i, at(i));
+  return i;
+}
+
+// The head (streaming: up to a 32-byte boundary, at most 16 elements) and the
+// tail go through zero-padded 8-float buffers, widened and narrowed by the
+// table's widen / narrow: each lane is computed by the same f on the same
+// value wherever it lies, which is what the general path does too.
+template <DType T, class F>
+inline void fused2_padded(const void* a, const void* b, void* d, std::int64_t from, std::int64_t to, F f) {
+  constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
+  alignas(32) float fa[kW], fb[kW];
+  for (std::int64_t h = from; h < to; h += kW) {
+    const std::int64_t len = std::min<std::int64_t>(kW, to - h);
+    std::memset(fa, 0, sizeof fa);
+    std::memset(fb, 0, sizeof fb);
+    widen(static_cast<const char*>(a) + h * esize, T, len, fa);
+    widen(static_cast<const char*>(b) + h * esize, T, len, fb);
+    _mm256_store_ps(fa, f(_mm256_load_ps(fa), _mm256_load_ps(fb)));
+    narrow(static_cast<char*>(d) + h * esize, T, len, fa);
+  }
+}
+
+template <DType T, class F>
+inline void fused2_typed(const void* a, const void* b, void* d, std::int64_t n, bool streaming, F f) {
+  constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
+  std::int64_t head = 0;
+  if (streaming) {
+    const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(d) & 31);
+    if (mis % esize != 0) streaming = false;  // misaligned elements: never for real tensors
+    else head = std::min(n, ((32 - mis) & 31) / esize);
+  }
+  fused2_padded<T>(a, b, d, 0, head, f);
+  const std::int64_t i = streaming ? fused2_body<T, true>(a, b, d, head, n, f) : fused2_body<T, false>(a, b, d, head, n, f);
+  fused2_padded<T>(a, b, d, i, n, f);
+  if (streaming) _mm_sfence();
+}
+
+template <class F>
+inline void fused2(const void* a, const void* b, DType t, void* d, std::int64_t n, bool streaming, F f) {
+  if (n <= 0) return;
+  if (t == DType::f32) fused2_typed<DType::f32>(a, b, d, n, streaming, f);
+  else if (t == DType::bf16) fused2_typed<DType::bf16>(a, b, d, n, streaming, f);
+  else fused2_typed<DType::f16>(a, b, d, n, streaming, f);
+}
+
+// IEEE 754-2019 maximum / minimum as binary.cpp's nan_maximum / nan_minimum:
+// a when a is NaN, else b when b is NaN; -0 orders below +0. The blend keeps
+// the chosen operand's bits (NaN payloads included).
+inline __m256 nan_maximum8(__m256 a, __m256 b) {
+  const __m256 take_a = _mm256_or_ps(
+      _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)),
+      _mm256_andnot_ps(a, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)));  // equal and a not negative (top bit only)
+  return _mm256_blendv_ps(b, a, take_a);
+}
+
+inline __m256 nan_minimum8(__m256 a, __m256 b) {
+  const __m256 take_a = _mm256_or_ps(
+      _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)),
+      _mm256_and_ps(a, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)));  // equal and a negative (top bit only)
+  return _mm256_blendv_ps(b, a, take_a);
+}
+
+// The op is chosen once per call; each case is its own loop.
+void map2_fused_run(FusedOp op, const void* a, const void* b, DType t, void* y, std::int64_t n, bool streaming) {
+  switch (op) {
+    case FusedOp::add: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_add_ps(u, v); });
+    case FusedOp::sub: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_sub_ps(u, v); });
+    case FusedOp::mul: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_mul_ps(u, v); });
+    case FusedOp::div: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_div_ps(u, v); });
+    case FusedOp::maximum: return fused2(a, b, t, y, n, streaming, nan_maximum8);
+    case FusedOp::minimum: return fused2(a, b, t, y, n, streaming, nan_minimum8);
+    case FusedOp::swiglu:
+      return fused2(a, b, t, y, n, streaming, [](__m256 g, __m256 u) { return _mm256_mul_ps(silu8(g), u); });
+    default: return;  // not a binary op: callers never pass one
+  }
+}
+
+// Unary ops reuse the binary loops with b = x, ignored.
+void map1_fused_run(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming) {
+  switch (op) {
+    case FusedOp::exp: return fused2(x, x, t, y, n, streaming, [](__m256 v, __m256) { return exp8(v); });
+    case FusedOp::sigmoid: return fused2(x, x, t, y, n, streaming, [](__m256 v, __m256) { return sigmoid8(v); });
+    case FusedOp::silu: return fused2(x, x, t, y, n, streaming, [](__m256 v, __m256) { return silu8(v); });
+    default: return;  // not a unary op: callers never pass one
+  }
+}
+
 }  // namespace
 
 const VectorKernels* vector_kernels_avx2() {
@@ -551,7 +661,8 @@ const VectorKernels* vector_kernels_avx2() {
       "avx2",  widen,   narrow,  narrow_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
       max_run, sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
-      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run};
+      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
+      map1_fused_run, map2_fused_run};
   return &table;
 }
 

@@ -178,7 +178,8 @@ const VectorKernels& vector_kernels_portable() {
       "portable", widen,   narrow,  narrow_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
       max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
-      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run};
+      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
+      nullptr,    nullptr};  // no fused maps: the general path is as fast here
   return table;
 }
 
