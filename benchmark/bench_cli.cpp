@@ -84,6 +84,19 @@ int bench_main(int argc, char** argv) {
       return 2;
     }
   }
+  BenchOp op_choice{};
+  if (!op_filter.empty() && !parse_bench_op(op_filter, op_choice))
+    throw_invalid_argument("hal bench", "--op", "one of the ops listed in --help", op_filter);
+  if (!dtype_filter.empty() && !parse_dtype(dtype_filter))
+    throw_invalid_argument("hal bench", "--dtype", "a dtype name such as bf16", dtype_filter);
+  // A GPU backend that is built but has no usable device here (no driver, no
+  // GPU): say why and exit 77, the skip code ctest and scripts understand.
+  const std::string backend_name = device_name.substr(0, device_name.find(':'));
+  for (const BackendStatus& b : backends())
+    if (!device_name.empty() && b.name == backend_name && !b.available) {
+      fmt::print(stderr, "hal bench: skipped: {} is not available here ({})\n", b.name, b.reason);
+      return 77;
+    }
   Device& dev = device_name.empty() ? default_device() : device(device_name);
 
   std::vector<BenchCase> cases;
@@ -104,6 +117,9 @@ int bench_main(int argc, char** argv) {
       if (!dtype_filter.empty() && dtype_name(c.dtype) != dtype_filter) continue;
       cases.push_back(c);
     }
+    if (cases.empty())
+      throw_invalid_argument("hal bench", "--op/--dtype", fmt::format("a combination in the {} suite", dev.info().backend),
+                             fmt::format("--op '{}' --dtype '{}'", op_filter, dtype_filter));
   }
 
   RunnerOptions options;

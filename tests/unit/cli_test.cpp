@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hal/dtype.h"
+#include "hal/registry.h"
 #include "tools/npy.h"
 
 namespace {
@@ -250,3 +251,82 @@ TEST_F(CliTest, ValidationErrorExitsWithStatus1) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string read_file(const std::string& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The number after `"key": ` in a JSON text (the first occurrence after `from`), or NaN.
+double json_number(const std::string& text, const std::string& key, std::size_t from = 0) {
+  const std::size_t at = text.find("\"" + key + "\": ", from);
+  if (at == std::string::npos) return std::nan("");
+  return std::strtod(text.c_str() + at + key.size() + 4, nullptr);
+}
+
+}  // namespace
+
+TEST_F(CliTest, BenchWritesJsonAndCsvWithRatesAndCeilings) {
+  const std::string json = path("bench.json"), csv = path("bench.csv");
+  const CliResult r = run("bench --device cpu --op add --dtype bf16 --shape 64x256 --quick --json '" + json +
+                          "' --csv '" + csv + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string j = read_file(json);
+  ASSERT_NE(j.find("\"case\": \"add bf16 64x256\""), std::string::npos) << j;
+  const std::size_t result = j.find("\"results\"");
+  // add moves 3 tensors of 64*256 bf16 elements; rate = bytes / median time.
+  EXPECT_EQ(json_number(j, "bytes", result), 3.0 * 64 * 256 * 2);
+  const double median_ms = json_number(j, "median_ms", result), rate = json_number(j, "rate", result);
+  EXPECT_GT(median_ms, 0.0);
+  EXPECT_NEAR(rate, 3.0 * 64 * 256 * 2 / (median_ms * 1e-3) * 1e-9, 1e-3 * rate);
+  // The ceiling is a copy of the same tensor timed beside it; the fraction is rate / ceiling.
+  const double ceiling = json_number(j, "ceiling", result), fraction = json_number(j, "fraction_of_ceiling", result);
+  EXPECT_GT(ceiling, 0.0);
+  EXPECT_NEAR(fraction, rate / ceiling, 1e-3 * fraction + 1e-4);
+  EXPECT_GT(json_number(j, "copy_gbps"), 0.0);
+  const std::string c = read_file(csv);
+  EXPECT_EQ(c.rfind("case,op,dtype,dims,unit,", 0), 0u) << c;
+  EXPECT_NE(c.find("\"add bf16 64x256\",add,bf16,64x256,GB/s,"), std::string::npos) << c;
+}
+
+TEST_F(CliTest, BenchGemmReportsTheVendorRatio) {
+  const std::string json = path("bench.json");
+  const CliResult r = run("bench --device cpu --op gemm --dtype f32 --shape 48x40x24 --quick --json '" + json + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string j = read_file(json);
+  const std::size_t result = j.find("\"results\"");
+  EXPECT_EQ(json_number(j, "flops", result), 2.0 * 48 * 40 * 24);
+  const std::size_t vendor = j.find("\"vendor\": {", result);
+  if (vendor == std::string::npos) GTEST_SKIP() << "OpenBLAS not installed: no vendor baseline";
+  const double hal_rate = json_number(j, "rate", result), vendor_rate = json_number(j, "rate", vendor);
+  EXPECT_NEAR(json_number(j, "hal_over_vendor", vendor), hal_rate / vendor_rate, 1e-3 * hal_rate / vendor_rate);
+}
+
+TEST_F(CliTest, BenchRejectsUnknownOpsDtypesAndShapes) {
+  CliResult r = run("bench --device cpu --op nosuch");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("'--op'"), std::string::npos) << r.output;
+  r = run("bench --device cpu --op add --dtype f7");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("'--dtype'"), std::string::npos) << r.output;
+  r = run("bench --device cpu --op gemm --shape 3x4");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("3 sizes for gemm"), std::string::npos) << r.output;
+  r = run("bench --device cpu --op attention --dtype i32");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("combination"), std::string::npos) << r.output;
+}
+
+// A GPU backend that is built but has no device here: the bench says why and
+// exits 77 (skipped) instead of failing.
+TEST_F(CliTest, BenchSkipsABackendWithoutADevice) {
+  std::string unavailable;
+  for (const hal::BackendStatus& b : hal::backends())
+    if (!b.available) unavailable = b.name;
+  if (unavailable.empty()) GTEST_SKIP() << "every backend built here has a device";
+  const CliResult r = run("bench --device " + unavailable + ":0 --op add --shape 64x64 --quick");
+  EXPECT_EQ(r.status, 77) << r.output;
+  EXPECT_NE(r.output.find("skipped: " + unavailable + " is not available"), std::string::npos) << r.output;
+}
