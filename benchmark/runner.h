@@ -2,7 +2,6 @@
 // Runs benchmark cases on one device: median of repeated runs after warm-up,
 // device events for timing, the L2 flushed before every timed run on GPUs.
 #include <optional>
-#include <utility>
 #include <string>
 #include <vector>
 
@@ -58,11 +57,10 @@ class Runner {
 
  private:
   Measurement measure(Stream& s, const std::function<void()>& fn);
-  // Two functions timed alternately, sample by sample, so that both see the
-  // same machine: a slow spell (another process, a clock change, a noisy
-  // neighbour on a VM) lands on both instead of on whichever ran then.
-  std::pair<Measurement, Measurement> measure_pair(Stream& s, const std::function<void()>& a,
-                                                   const std::function<void()>& b);
+  // Functions timed in turn, sample by sample, so that all see the same
+  // machine: a slow spell (another process, a clock change, a noisy
+  // neighbour on a VM) lands on each instead of on whichever ran then.
+  std::vector<Measurement> measure_alternating(Stream& s, const std::vector<std::function<void()>>& fns);
   double time_once(Stream& s, const std::function<void()>& fn);
   void flush_cache(Stream& s);
 

@@ -281,7 +281,7 @@ TEST_F(CliTest, BenchWritesJsonAndCsvWithRatesAndCeilings) {
   const double median_ms = json_number(j, "median_ms", result), rate = json_number(j, "rate", result);
   EXPECT_GT(median_ms, 0.0);
   EXPECT_NEAR(rate, 3.0 * 64 * 256 * 2 / (median_ms * 1e-3) * 1e-9, 1e-3 * rate);
-  // The ceiling is a copy of the same tensor timed beside it; the fraction is rate / ceiling.
+  // The ceiling is the faster copy of the input's bytes timed beside it; the fraction is rate / ceiling.
   const double ceiling = json_number(j, "ceiling", result), fraction = json_number(j, "fraction_of_ceiling", result);
   EXPECT_GT(ceiling, 0.0);
   EXPECT_NEAR(fraction, rate / ceiling, 1e-3 * fraction + 1e-4);
