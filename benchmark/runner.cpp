@@ -97,19 +97,6 @@ double Runner::time_once(Stream& s, const std::function<void()>& fn) {
   return stop.elapsed_ms_since(start);
 }
 
-Measurement Runner::measure(Stream& s, const std::function<void()>& fn) {
-  for (int i = 0; i < options_.warmup; ++i) fn();
-  s.synchronize();
-  std::vector<double> samples;
-  double total = 0;
-  while (static_cast<int>(samples.size()) < options_.max_samples &&
-         (static_cast<int>(samples.size()) < options_.min_samples || total < options_.min_time_ms)) {
-    samples.push_back(time_once(s, fn));
-    total += samples.back();
-  }
-  return summarise(std::move(samples));
-}
-
 std::vector<Measurement> Runner::measure_alternating(Stream& s, const std::vector<std::function<void()>>& fns) {
   for (int i = 0; i < options_.warmup; ++i)
     for (const auto& fn : fns) fn();
@@ -119,12 +106,14 @@ std::vector<Measurement> Runner::measure_alternating(Stream& s, const std::vecto
   while (static_cast<int>(samples[0].size()) < options_.max_samples &&
          (static_cast<int>(samples[0].size()) < options_.min_samples || total < options_.min_time_ms)) {
     for (std::size_t f = 0; f < fns.size(); ++f) samples[f].push_back(time_once(s, fns[f]));
-    total += samples[0].back();  // the budget counts the case's own time, as measure() does
+    total += samples[0].back();  // the budget counts the first function's time only
   }
   std::vector<Measurement> out;
   for (auto& v : samples) out.push_back(summarise(std::move(v)));
   return out;
 }
+
+Measurement Runner::measure(Stream& s, const std::function<void()>& fn) { return measure_alternating(s, {fn})[0]; }
 
 BenchResult Runner::run(const BenchCase& c) {
   BenchResult r;

@@ -147,10 +147,10 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
     for (std::int64_t k0 = 0; k0 < p.k; k0 += kc_max) {
       const std::int64_t kc = std::min(kc_max, p.k - k0);
       const std::int64_t a_stride = panel_stride(packing, kc, mr), b_stride = panel_stride(packing, kc, nr);
-      pack_b_panels(packing, p.b, batch, j0, nc, k0, kc, nr, b_panels);
+      pack_b(packing, p.b, batch, j0, nc, k0, kc, nr, b_panels);
       for (std::int64_t ib = 0; ib < rows; ib += mc_max) {
         const std::int64_t mc = std::min(mc_max, rows - ib);
-        pack_a_panels(packing, p.a, batch, i0 + ib, mc, k0, kc, mr, a_panels);
+        pack_a(packing, p.a, batch, i0 + ib, mc, k0, kc, mr, a_panels);
         const std::int64_t first_panel = ib / mr, block_panels = ceil_div(mc, mr);
         for (std::int64_t jp = 0; jp < n_panels; ++jp)
           for (std::int64_t ip = 0; ip < block_panels; ++ip)

@@ -108,32 +108,6 @@ void pack_panels(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, st
   }
 }
 
-// op(A) rows [i0, i0+mc) x k [k0, k0+kc) -> ceil(mc/mr) panels of kc x mr,
-// packed_panel_stride(kc, mr) apart.
-inline void pack_a(const GemmMatrix& a, std::int64_t batch, std::int64_t i0, std::int64_t mc, std::int64_t k0,
-                   std::int64_t kc, int mr, float* dst) {
-  switch (a.dtype) {
-    case DType::f16: return pack_panels<DType::f16>(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst);
-    case DType::bf16: return pack_panels<DType::bf16>(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst);
-    default: return pack_panels<DType::f32>(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst);
-  }
-}
-
-// op(B) k [k0, k0+kc) x columns [j0, j0+nc) -> ceil(nc/nr) panels of kc x nr,
-// packed_panel_stride(kc, nr) apart.
-inline void pack_b(const GemmMatrix& b, std::int64_t batch, std::int64_t j0, std::int64_t nc, std::int64_t k0,
-                   std::int64_t kc, int nr, float* dst) {
-  switch (b.dtype) {
-    case DType::f16: return pack_panels<DType::f16>(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
-    case DType::bf16: return pack_panels<DType::bf16>(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
-    default: return pack_panels<DType::f32>(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
-  }
-}
-
-}  // namespace hal::cpu_ref
-
-namespace hal::cpu_ref {
-
 // 32-bit words from one bf16-pair panel to the next (one cache line of slack, as above).
 inline std::int64_t packed_pair_panel_stride(std::int64_t kc, int width) { return (kc + 1) / 2 * width + 16; }
 
@@ -163,30 +137,36 @@ inline void pack_pair_panels(const GemmMatrix& m, std::int64_t batch, std::int64
   }
 }
 
-}  // namespace hal::cpu_ref
-
-namespace hal::cpu_ref {
-
-// The packing a kernel reads, chosen by its GemmPacking. Strides and offsets
-// are in 4-byte words (a float or a bf16 pair), so one scratch buffer serves both.
+// Words (4 bytes: a float or a bf16 pair) from one packed panel to the next,
+// for a kernel's packing, so one scratch buffer serves both.
 inline std::int64_t panel_stride(GemmPacking packing, std::int64_t kc, int width) {
   return packing == GemmPacking::bf16_pairs ? packed_pair_panel_stride(kc, width) : packed_panel_stride(kc, width);
 }
 
-inline void pack_a_panels(GemmPacking packing, const GemmMatrix& a, std::int64_t batch, std::int64_t i0,
-                          std::int64_t mc, std::int64_t k0, std::int64_t kc, int mr, float* dst) {
+// Lines of one operand into the panels a kernel of `packing` reads.
+inline void pack_lines(GemmPacking packing, const GemmMatrix& m, std::int64_t batch, std::int64_t line0,
+                       std::int64_t extent, std::int64_t line_stride, std::int64_t k0, std::int64_t kc,
+                       std::int64_t k_stride, int width, float* dst) {
   if (packing == GemmPacking::bf16_pairs)
-    pack_pair_panels(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, reinterpret_cast<std::uint32_t*>(dst));
-  else
-    pack_a(a, batch, i0, mc, k0, kc, mr, dst);
+    return pack_pair_panels(m, batch, line0, extent, line_stride, k0, kc, k_stride, width,
+                            reinterpret_cast<std::uint32_t*>(dst));
+  switch (m.dtype) {
+    case DType::f16: return pack_panels<DType::f16>(m, batch, line0, extent, line_stride, k0, kc, k_stride, width, dst);
+    case DType::bf16: return pack_panels<DType::bf16>(m, batch, line0, extent, line_stride, k0, kc, k_stride, width, dst);
+    default: return pack_panels<DType::f32>(m, batch, line0, extent, line_stride, k0, kc, k_stride, width, dst);
+  }
 }
 
-inline void pack_b_panels(GemmPacking packing, const GemmMatrix& b, std::int64_t batch, std::int64_t j0,
-                          std::int64_t nc, std::int64_t k0, std::int64_t kc, int nr, float* dst) {
-  if (packing == GemmPacking::bf16_pairs)
-    pack_pair_panels(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, reinterpret_cast<std::uint32_t*>(dst));
-  else
-    pack_b(b, batch, j0, nc, k0, kc, nr, dst);
+// op(A) rows [i0, i0+mc) x k [k0, k0+kc) -> ceil(mc/mr) panels, panel_stride(packing, kc, mr) apart.
+inline void pack_a(GemmPacking packing, const GemmMatrix& a, std::int64_t batch, std::int64_t i0, std::int64_t mc,
+                   std::int64_t k0, std::int64_t kc, int mr, float* dst) {
+  pack_lines(packing, a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst);
+}
+
+// op(B) k [k0, k0+kc) x columns [j0, j0+nc) -> ceil(nc/nr) panels, panel_stride(packing, kc, nr) apart.
+inline void pack_b(GemmPacking packing, const GemmMatrix& b, std::int64_t batch, std::int64_t j0, std::int64_t nc,
+                   std::int64_t k0, std::int64_t kc, int nr, float* dst) {
+  pack_lines(packing, b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
 }
 
 }  // namespace hal::cpu_ref
