@@ -31,10 +31,12 @@ template <class T> std::vector<T> load_vector(const Tensor& t, std::int64_t n) {
 // formulas as the generic loop below. A contiguous f32/bf16/f16 row is read
 // fused with its first sum and written fused with the final rounding; a
 // strided one is gathered into `row` and scattered around the same kernels,
-// which gives the same bits. `row` is d floats of scratch.
+// which gives the same bits. `row` is d floats of scratch. `next` is the row
+// read after this one: layernorm requests it during its compute-only pass
+// (sum_squared_deviations); rmsnorm has none and asks for it up front.
 void normalize_row_f32(const Tensor& x, std::int64_t x_start, std::int64_t x_stride, const Tensor& y,
                        std::int64_t y_start, std::int64_t y_stride, std::int64_t d, bool rms, float eps,
-                       const float* weight, const float* bias, bool streaming, float* row) {
+                       const float* weight, const float* bias, bool streaming, PrefetchHint next, float* row) {
   const VectorKernels& vk = vector_kernels();
   const float length = static_cast<float>(d);
   const bool fused_in = x_stride == 1 && vector_dtype(x.dtype);
@@ -43,6 +45,7 @@ void normalize_row_f32(const Tensor& x, std::int64_t x_start, std::int64_t x_str
   void* dst = static_cast<char*>(y.data) + y_start * static_cast<std::int64_t>(dtype_size(y.dtype));
   if (!fused_in) rows::gather(x, x_start, x_stride, d, row);
   if (rms) {
+    if (next.data) prefetch_for_read(next.data, next.bytes);
     const float sum_squares = fused_in ? vk.widen_sum_squares(src, x.dtype, d, row) : vk.sum_squares(row, d);
     const float rstd = 1.0f / std::sqrt(sum_squares / length + eps);
     if (fused_out) {
@@ -53,7 +56,7 @@ void normalize_row_f32(const Tensor& x, std::int64_t x_start, std::int64_t x_str
   } else {
     const float sum = fused_in ? vk.widen_sum(src, x.dtype, d, row) : vk.sum(row, d);
     const float mean = sum / length;
-    const float var = vk.sum_squared_deviations(row, mean, d) / length;
+    const float var = vk.sum_squared_deviations(row, mean, d, next) / length;
     const float rstd = 1.0f / std::sqrt(var + eps);
     if (fused_out) {
       vk.layer_apply_narrow(row, mean, rstd, weight, bias, dst, y.dtype, d, streaming);
@@ -87,12 +90,14 @@ template <class T> void norm_typed(const NormCall& call) {
     const std::unique_ptr<T[]> v(new T[static_cast<std::size_t>(d)]);
     for (std::int64_t r = begin; r < end; ++r) {
       T* row = v.get();
-      if (std::is_same_v<T, float> && r + 1 < end)  // the next row loads while this one computes
-        rows::prefetch_row(x, rows::offset_of(r + 1, outer, x_outer, x.offset), x.strides[axis], d);
       if constexpr (std::is_same_v<T, float>) {
+        // The next row loads while this one computes.
+        const PrefetchHint next =
+            r + 1 < end ? rows::row_hint(x, rows::offset_of(r + 1, outer, x_outer, x.offset), x.strides[axis], d)
+                        : PrefetchHint{};
         normalize_row_f32(x, rows::offset_of(r, outer, x_outer, x.offset), x.strides[axis], y,
                           rows::offset_of(r, outer, y_outer, y.offset), y.strides[axis], d, call.rms, eps,
-                          weight.data(), has_bias ? bias.data() : nullptr, streaming, row);
+                          weight.data(), has_bias ? bias.data() : nullptr, streaming, next, row);
       } else {
         rows::gather(x, rows::offset_of(r, outer, x_outer, x.offset), x.strides[axis], d, row);
         if (call.rms) {

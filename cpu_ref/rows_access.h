@@ -118,12 +118,12 @@ inline std::int64_t offset_of(std::int64_t linear, const Shape& shape, const Str
   return index;
 }
 
-// Asks for the row x[start + k * stride], k < n, ahead of its gather, when it
-// is contiguous (see prefetch.h).
-inline void prefetch_row(const Tensor& x, std::int64_t start, std::int64_t stride, std::int64_t n) {
-  if (stride != 1) return;
+// The row x[start + k * stride], k < n, as a prefetch hint: empty unless it is
+// contiguous (see prefetch.h).
+inline PrefetchHint row_hint(const Tensor& x, std::int64_t start, std::int64_t stride, std::int64_t n) {
+  if (stride != 1) return {};
   const auto esize = static_cast<std::int64_t>(dtype_size(x.dtype));
-  prefetch_for_read(static_cast<const char*>(x.data) + start * esize, n * esize);
+  return {static_cast<const char*>(x.data) + start * esize, n * esize};
 }
 
 // Whether a row kernel should write y with streaming stores.

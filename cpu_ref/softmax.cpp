@@ -67,14 +67,16 @@ template <class T> void softmax_row(T* z, std::int64_t valid, std::int64_t n, bo
 // The normalisation is left to the caller, who fuses it with the store: every
 // out[j] is to be multiplied by the returned factor (1 / sum for softmax; 1
 // otherwise, and 1 * v == v for every value written here, masked ones
-// included, since sum >= 1).
-float softmax_row(const float* z, float m, std::int64_t valid, std::int64_t n, bool log, float* out) {
+// included, since sum >= 1). `next` (the row read after this one) is
+// requested during the exp pass, the row's compute-bound part.
+float softmax_row(const float* z, float m, std::int64_t valid, std::int64_t n, bool log, PrefetchHint next,
+                  float* out) {
   const float inf = std::numeric_limits<float>::infinity();
   const float masked = log ? -inf : 0.0f;
   for (std::int64_t j = valid; j < n; ++j) out[j] = masked;
   if (valid == 0) return 1.0f;
   const VectorKernels& vk = vector_kernels();
-  const float sum = vk.exp_shifted_sum(z, m, out, valid);
+  const float sum = vk.exp_shifted_sum(z, m, out, valid, next);
   if (std::isnan(sum)) {
     for (std::int64_t j = 0; j < n; ++j) out[j] = std::numeric_limits<float>::quiet_NaN();
     return 1.0f;
@@ -142,14 +144,15 @@ template <class T> void softmax_typed(const SoftmaxCall& call) {
         const std::int64_t i = lq > 0 ? r % lq : 0;
         valid = std::clamp<std::int64_t>(i + (lk - lq) + 1, 0, lk);
       }
-      if (std::is_same_v<T, float> && r + 1 < end)  // the next row loads while this one computes
-        rows::prefetch_row(x, rows::offset_of(r + 1, outer, x_outer, x.offset), x.strides[axis], lk);
       const std::int64_t x_start = rows::offset_of(r, outer, x_outer, x.offset);
       const std::int64_t y_start = rows::offset_of(r, outer, y_outer, y.offset);
       if constexpr (std::is_same_v<T, float>) {
         const float m = load_row_max(x, x_start, x.strides[axis], valid, scale, z.get());
         float* o = call.log ? out.get() : z.get();
-        const float factor = softmax_row(z.get(), m, valid, lk, call.log, o);
+        const PrefetchHint next =
+            r + 1 < end ? rows::row_hint(x, rows::offset_of(r + 1, outer, x_outer, x.offset), x.strides[axis], lk)
+                        : PrefetchHint{};
+        const float factor = softmax_row(z.get(), m, valid, lk, call.log, next, o);
         store_row_f32(y, y_start, y.strides[axis], lk, o, factor, streaming);
       } else {
         rows::gather(x, x_start, x.strides[axis], valid, z.get());

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <span>
 
+#include "cpu_ref/prefetch.h"
 #include "hal/dtype.h"
 
 namespace hal::cpu_ref {
@@ -55,9 +56,12 @@ struct VectorKernels {
   float (*max)(const float* x, std::int64_t n);  // n >= 1; NaN need not propagate (callers see it through exp)
   float (*sum)(const float* x, std::int64_t n);
   float (*sum_squares)(const float* x, std::int64_t n);
-  float (*sum_squared_deviations)(const float* x, float mean, std::int64_t n);  // sum (x - mean)^2
+  // sum (x - mean)^2. The two compute-bound row passes (this and
+  // exp_shifted_sum) also take the next row as a PrefetchHint and request its
+  // lines spread over their loop (prefetch.h); no effect on the result.
+  float (*sum_squared_deviations)(const float* x, float mean, std::int64_t n, PrefetchHint next);
   // y = exp(x - m), returns the sum of y in the fixed lane order.
-  float (*exp_shifted_sum)(const float* x, float m, float* y, std::int64_t n);
+  float (*exp_shifted_sum)(const float* x, float m, float* y, std::int64_t n, PrefetchHint next);
 
   // Norm epilogues: rms: y = (x * rstd) * w; layer: y = ((x - mean) * rstd) * w
   // (+ b when b is not null).

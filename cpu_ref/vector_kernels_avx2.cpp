@@ -22,23 +22,31 @@ namespace hal::cpu_ref {
 
 namespace {
 
+// The 8-wide helpers must inline: called across a function boundary, every
+// live vector register is spilled (all ymm are caller-saved) and constants are
+// reloaded, which made the fused loops two to three times slower.
+#define HAL_ALWAYS_INLINE inline __attribute__((always_inline))
+// On the table entries: everything they call inlines (lambdas and function
+// arguments included), except what is marked noinline.
+#define HAL_FLATTEN [[gnu::flatten]]
+
 constexpr std::int64_t kW = 8;
 
 // Copies the last n < 8 floats into a zero-padded vector.
-inline __m256 load_tail(const float* x, std::int64_t n) {
+HAL_ALWAYS_INLINE __m256 load_tail(const float* x, std::int64_t n) {
   alignas(32) float buf[kW] = {};
   std::memcpy(buf, x, static_cast<std::size_t>(n) * sizeof(float));
   return _mm256_load_ps(buf);
 }
 
-inline void store_tail(float* y, __m256 v, std::int64_t n) {
+HAL_ALWAYS_INLINE void store_tail(float* y, __m256 v, std::int64_t n) {
   alignas(32) float buf[kW];
   _mm256_store_ps(buf, v);
   std::memcpy(y, buf, static_cast<std::size_t>(n) * sizeof(float));
 }
 
 // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as rows::combine_lanes.
-inline float combine_lanes(__m256 acc) {
+HAL_ALWAYS_INLINE float combine_lanes(__m256 acc) {
   alignas(32) float l[kW];
   _mm256_store_ps(l, acc);
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
@@ -55,7 +63,7 @@ inline float combine_lanes(__m256 acc) {
 // subnormal results round once and overflow gives +inf. For |x| < 86 both
 // paths compute the same bits, so a lane's result does not depend on its
 // neighbours.
-inline __m256 exp_poly8(__m256 x, __m256& t) {
+HAL_ALWAYS_INLINE __m256 exp_poly8(__m256 x, __m256& t) {
   using namespace exp_approx;
   const __m256 magic = _mm256_set1_ps(kRoundMagic);
   t = _mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), magic);
@@ -73,7 +81,9 @@ inline __m256 exp_poly8(__m256 x, __m256& t) {
   return _mm256_fmadd_ps(p, r, one);
 }
 
-inline __m256 exp8_general(__m256 x) {
+// Rare (a lane out of range, inf or NaN): kept out of line so the hot loops
+// stay small.
+[[gnu::noinline]] __m256 exp8_general(__m256 x) {
   using namespace exp_approx;
   // min/max return their second operand when either is NaN: NaN passes.
   x = _mm256_min_ps(_mm256_set1_ps(kHi), x);
@@ -91,7 +101,7 @@ inline __m256 exp8_general(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(e, s1), s2);
 }
 
-inline __m256 exp8(__m256 x) {
+HAL_ALWAYS_INLINE __m256 exp8(__m256 x) {
   const __m256 abs = _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
   if (_mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(86.0f), _CMP_NLT_UQ)) != 0) return exp8_general(x);
   __m256 t;
@@ -103,13 +113,77 @@ inline __m256 exp8(__m256 x) {
   return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(e), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
 }
 
-inline __m256 sigmoid8(__m256 x) {
+// exp8 of two vectors, the steps of the two interleaved: the polynomial is a
+// chain of dependent FMAs, and a single chain leaves the FMA ports idle
+// (about 25% slower per element here). One range test covers both: when
+// either needs the general path both take it (the same bits for |x| < 86).
+HAL_ALWAYS_INLINE void exp8x2(__m256& x0, __m256& x1) {
+  using namespace exp_approx;
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 big = _mm256_max_ps(_mm256_and_ps(x0, abs_mask), _mm256_and_ps(x1, abs_mask));
+  // max_ps passes its second operand on NaN: test x0's and x1's NaN lanes too.
+  const __m256 out = _mm256_or_ps(_mm256_cmp_ps(big, _mm256_set1_ps(86.0f), _CMP_NLT_UQ),
+                                  _mm256_cmp_ps(x0, x1, _CMP_UNORD_Q));
+  if (_mm256_movemask_ps(out) != 0) {
+    x0 = exp8_general(x0);
+    x1 = exp8_general(x1);
+    return;
+  }
+  const __m256 magic = _mm256_set1_ps(kRoundMagic), log2e = _mm256_set1_ps(kLog2e);
+  const __m256 ln2_hi = _mm256_set1_ps(kLn2Hi), ln2_lo = _mm256_set1_ps(kLn2Lo);
+  const __m256 t0 = _mm256_fmadd_ps(x0, log2e, magic), t1 = _mm256_fmadd_ps(x1, log2e, magic);
+  const __m256 n0 = _mm256_sub_ps(t0, magic), n1 = _mm256_sub_ps(t1, magic);
+  __m256 r0 = _mm256_fnmadd_ps(n0, ln2_hi, x0), r1 = _mm256_fnmadd_ps(n1, ln2_hi, x1);
+  r0 = _mm256_fnmadd_ps(n0, ln2_lo, r0);
+  r1 = _mm256_fnmadd_ps(n1, ln2_lo, r1);
+  const __m256 c1 = _mm256_set1_ps(kP1);
+  __m256 p0 = _mm256_fmadd_ps(_mm256_set1_ps(kP0), r0, c1), p1 = _mm256_fmadd_ps(_mm256_set1_ps(kP0), r1, c1);
+  const auto step = [&](float c) {
+    const __m256 cv = _mm256_set1_ps(c);
+    p0 = _mm256_fmadd_ps(p0, r0, cv);
+    p1 = _mm256_fmadd_ps(p1, r1, cv);
+  };
+  step(kP2);
+  step(kP3);
+  step(kP4);
+  step(kP5);
+  step(1.0f);
+  step(1.0f);
+  x0 = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p0), _mm256_slli_epi32(_mm256_castps_si256(t0), 23)));
+  x1 = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p1), _mm256_slli_epi32(_mm256_castps_si256(t1), 23)));
+}
+
+HAL_ALWAYS_INLINE __m256 sigmoid8(__m256 x) {
   const __m256 one = _mm256_set1_ps(1.0f);
   const __m256 e = exp8(_mm256_xor_ps(x, _mm256_set1_ps(-0.0f)));
   return _mm256_div_ps(one, _mm256_add_ps(one, e));
 }
 
-inline __m256 silu8(__m256 x) { return _mm256_mul_ps(x, sigmoid8(x)); }
+HAL_ALWAYS_INLINE __m256 silu8(__m256 x) { return _mm256_mul_ps(x, sigmoid8(x)); }
+
+// Two-vector forms (exp8x2's interleaving), lane for lane the bits of the
+// one-vector ones.
+HAL_ALWAYS_INLINE void sigmoid8x2(__m256& x0, __m256& x1) {
+  const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+  __m256 e0 = _mm256_xor_ps(x0, sign), e1 = _mm256_xor_ps(x1, sign);
+  exp8x2(e0, e1);
+  x0 = _mm256_div_ps(one, _mm256_add_ps(one, e0));
+  x1 = _mm256_div_ps(one, _mm256_add_ps(one, e1));
+}
+
+HAL_ALWAYS_INLINE void silu8x2(__m256& x0, __m256& x1) {
+  __m256 s0 = x0, s1 = x1;
+  sigmoid8x2(s0, s1);
+  x0 = _mm256_mul_ps(x0, s0);
+  x1 = _mm256_mul_ps(x1, s1);
+}
+
+// The unary maps as functors for the fused loops: operator() on one vector
+// (the second operand is ignored), pair() on two at once.
+template <__m256 (*kOne)(__m256), void (*kPair)(__m256&, __m256&)> struct UnaryMap {
+  HAL_ALWAYS_INLINE __m256 operator()(__m256 v, __m256) const { return kOne(v); }
+  HAL_ALWAYS_INLINE void pair(__m256& v0, __m256& v1) const { kPair(v0, v1); }
+};
 
 // y = f(x) for 8-wide f, with the padded tail.
 template <class F> inline void map1(const float* x, float* y, std::int64_t n, F f) {
@@ -127,10 +201,15 @@ template <class F> inline void map2(const float* a, const float* b, float* y, st
 // Fixed-order sum of f(x[i]) over the run; the padded tail lanes add f(0),
 // which `f` must map to +0 (adding +0 leaves every lane's bits unchanged: a
 // lane sum starting at +0 is never -0).
-template <class F> inline float reduce1(const float* x, std::int64_t n, F f) {
+// `each` is called with the index of every whole vector before it is read.
+template <class F, class Each = void (*)(std::int64_t)>
+inline float reduce1(const float* x, std::int64_t n, F f, Each each = [](std::int64_t) {}) {
   __m256 acc = _mm256_setzero_ps();
   std::int64_t i = 0;
-  for (; i + kW <= n; i += kW) acc = _mm256_add_ps(acc, f(_mm256_loadu_ps(x + i)));
+  for (; i + kW <= n; i += kW) {
+    each(i);
+    acc = _mm256_add_ps(acc, f(_mm256_loadu_ps(x + i)));
+  }
   if (i < n) {
     const __m256 keep = _mm256_castsi256_ps(
         _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
@@ -141,7 +220,7 @@ template <class F> inline float reduce1(const float* x, std::int64_t n, F f) {
 
 // ---- conversions
 
-void widen(const void* src, DType t, std::int64_t n, float* out) {
+[[gnu::noinline]] void widen(const void* src, DType t, std::int64_t n, float* out) {
   if (n <= 0) return;
   if (t == DType::f32) {
     std::memmove(out, src, static_cast<std::size_t>(n) * sizeof(float));
@@ -172,7 +251,7 @@ void widen(const void* src, DType t, std::int64_t n, float* out) {
 }
 
 // Eight floats to bf16 bits in the low 16 bits of each 32-bit lane.
-inline __m256i bf16_round8(__m256 v) {
+HAL_ALWAYS_INLINE __m256i bf16_round8(__m256 v) {
   const __m256i u = _mm256_castps_si256(v);
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
   const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
@@ -186,13 +265,13 @@ inline __m256i bf16_round8(__m256 v) {
 // hi4-7]); the permute puts the quarters back in order. f16: vcvtps2ph keeps a
 // NaN's sign and payload where hal gives 0x7FFF, so a chunk holding a NaN goes
 // the scalar way.
-inline __m256i bf16_pack16(const float* in) {
+HAL_ALWAYS_INLINE __m256i bf16_pack16(const float* in) {
   const __m256i lo = bf16_round8(_mm256_loadu_ps(in));
   const __m256i hi = bf16_round8(_mm256_loadu_ps(in + kW));
   return _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xD8);
 }
 
-inline __m256i f16_pack16(const float* in) {
+HAL_ALWAYS_INLINE __m256i f16_pack16(const float* in) {
   const __m256 a = _mm256_loadu_ps(in), b = _mm256_loadu_ps(in + kW);
   if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(b, b, _CMP_UNORD_Q))) != 0) {
     alignas(32) std::uint16_t h[2 * kW];
@@ -202,7 +281,7 @@ inline __m256i f16_pack16(const float* in) {
   return _mm256_set_m128i(_mm256_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT), _mm256_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT));
 }
 
-void narrow(void* dst, DType t, std::int64_t n, const float* in) {
+[[gnu::noinline]] void narrow(void* dst, DType t, std::int64_t n, const float* in) {
   if (n <= 0) return;
   if (t == DType::f32) {
     std::memmove(dst, in, static_cast<std::size_t>(n) * sizeof(float));
@@ -230,7 +309,7 @@ void narrow(void* dst, DType t, std::int64_t n, const float* in) {
   for (; i < n; ++i) d[i] = float_to_f16_bits(in[i]);
 }
 
-void narrow_streaming(void* dst, DType t, std::int64_t n, const float* in) {
+HAL_FLATTEN void narrow_streaming(void* dst, DType t, std::int64_t n, const float* in) {
   if (n <= 0) return;
   auto* d = static_cast<char*>(dst);
   const std::int64_t esize = t == DType::f32 ? 4 : 2;
@@ -253,22 +332,22 @@ void narrow_streaming(void* dst, DType t, std::int64_t n, const float* in) {
 
 // ---- maps
 
-void exp_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, exp8); }
-void sigmoid_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, sigmoid8); }
-void silu_run(const float* x, float* y, std::int64_t n) {
+HAL_FLATTEN void exp_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, exp8); }
+HAL_FLATTEN void sigmoid_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, sigmoid8); }
+HAL_FLATTEN void silu_run(const float* x, float* y, std::int64_t n) {
   map1(x, y, n, silu8);
 }
-void swiglu_run(const float* g, const float* u, float* y, std::int64_t n) {
+HAL_FLATTEN void swiglu_run(const float* g, const float* u, float* y, std::int64_t n) {
   map2(g, u, y, n, [](__m256 a, __m256 b) { return _mm256_mul_ps(silu8(a), b); });
 }
-void scale_run(const float* x, float s, float* y, std::int64_t n) {
+HAL_FLATTEN void scale_run(const float* x, float s, float* y, std::int64_t n) {
   const __m256 sv = _mm256_set1_ps(s);
   map1(x, y, n, [sv](__m256 v) { return _mm256_mul_ps(v, sv); });
 }
 
 // ---- reductions
 
-float max_run(const float* x, std::int64_t n) {
+HAL_FLATTEN float max_run(const float* x, std::int64_t n) {
   std::int64_t i = 0;
   float m = x[0];
   if (n >= kW) {
@@ -283,24 +362,34 @@ float max_run(const float* x, std::int64_t n) {
   return m;
 }
 
-float sum_run(const float* x, std::int64_t n) {
+HAL_FLATTEN float sum_run(const float* x, std::int64_t n) {
   return reduce1(x, n, [](__m256 v) { return v; });
 }
-float sum_squares_run(const float* x, std::int64_t n) {
+HAL_FLATTEN float sum_squares_run(const float* x, std::int64_t n) {
   return reduce1(x, n, [](__m256 v) { return _mm256_mul_ps(v, v); });
 }
-float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
+HAL_FLATTEN float sum_squared_deviations_run(const float* x, float mean, std::int64_t n, PrefetchHint next) {
   const __m256 mv = _mm256_set1_ps(mean);
-  return reduce1(x, n, [mv](__m256 v) {
+  SpreadPrefetch prefetch(next, n);
+  return reduce1(x, n, [&](__m256 v) {
     const __m256 d = _mm256_sub_ps(v, mv);
     return _mm256_mul_ps(d, d);
-  });
+  }, [&](std::int64_t i) { prefetch.at(i); });
 }
 
-float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n) {
+HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n, PrefetchHint next) {
   const __m256 mv = _mm256_set1_ps(m);
+  SpreadPrefetch prefetch(next, n);
   __m256 acc = _mm256_setzero_ps();
   std::int64_t i = 0;
+  for (; i + 2 * kW <= n; i += 2 * kW) {
+    prefetch.at(i);
+    __m256 e0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), mv), e1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + kW), mv);
+    exp8x2(e0, e1);
+    _mm256_storeu_ps(y + i, e0);
+    _mm256_storeu_ps(y + i + kW, e1);
+    acc = _mm256_add_ps(_mm256_add_ps(acc, e0), e1);
+  }
   for (; i + kW <= n; i += kW) {
     const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
     _mm256_storeu_ps(y + i, e);
@@ -319,12 +408,12 @@ float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n) {
 
 // ---- norm epilogues
 
-void rms_apply_run(const float* x, float rstd, const float* w, float* y, std::int64_t n) {
+HAL_FLATTEN void rms_apply_run(const float* x, float rstd, const float* w, float* y, std::int64_t n) {
   const __m256 rv = _mm256_set1_ps(rstd);
   map2(x, w, y, n, [rv](__m256 v, __m256 wv) { return _mm256_mul_ps(_mm256_mul_ps(v, rv), wv); });
 }
 
-void layer_apply_run(const float* x, float mean, float rstd, const float* w, const float* b, float* y,
+HAL_FLATTEN void layer_apply_run(const float* x, float mean, float rstd, const float* w, const float* b, float* y,
                      std::int64_t n) {
   const __m256 mv = _mm256_set1_ps(mean), rv = _mm256_set1_ps(rstd);
   const auto normed = [mv, rv](__m256 v, __m256 wv) { return _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(v, mv), rv), wv); };
@@ -343,12 +432,13 @@ void layer_apply_run(const float* x, float mean, float rstd, const float* w, con
 
 // ---- fused forms
 
-// Eight elements of src (f32, bf16 or f16) at index i, widened exactly.
-inline __m256 load8(const void* src, DType t, std::int64_t i) {
-  if (t == DType::f32) return _mm256_loadu_ps(static_cast<const float*>(src) + i);
+// Eight elements of src (f32, bf16 or f16) at index i, widened exactly. The
+// dtype is a template parameter so that the loops carry no per-vector branch.
+template <DType T> HAL_ALWAYS_INLINE __m256 load8_of(const void* src, std::int64_t i) {
+  if constexpr (T == DType::f32) return _mm256_loadu_ps(static_cast<const float*>(src) + i);
   const auto* s = static_cast<const std::uint16_t*>(src) + i;
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-  if (t == DType::bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  if constexpr (T == DType::bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   if (_mm_movemask_epi8(_mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00))) != 0) {
     alignas(32) float f[kW];
     for (std::int64_t j = 0; j < kW; ++j) f[j] = f16_bits_to_float(s[j]);
@@ -357,15 +447,25 @@ inline __m256 load8(const void* src, DType t, std::int64_t i) {
   return _mm256_cvtph_ps(h);
 }
 
+// Calls body.template operator()<T>() with t's vector dtype as T: the one
+// per-call dtype dispatch of the fused loops.
+template <class Body> HAL_ALWAYS_INLINE decltype(auto) with_vector_dtype(DType t, Body&& body) {
+  if (t == DType::f32) return body.template operator()<DType::f32>();
+  if (t == DType::bf16) return body.template operator()<DType::bf16>();
+  return body.template operator()<DType::f16>();
+}
+
 // widen + reduce1 in one pass: the same lane sums as reduce1 over the widened row.
 template <class F> inline float widen_reduce(const void* src, DType t, std::int64_t n, float* out, F f) {
   __m256 acc = _mm256_setzero_ps();
   std::int64_t i = 0;
-  for (; i + kW <= n; i += kW) {
-    const __m256 v = load8(src, t, i);
-    _mm256_storeu_ps(out + i, v);
-    acc = _mm256_add_ps(acc, f(v));
-  }
+  with_vector_dtype(t, [&]<DType T>() {
+    for (; i + kW <= n; i += kW) {
+      const __m256 v = load8_of<T>(src, i);
+      _mm256_storeu_ps(out + i, v);
+      acc = _mm256_add_ps(acc, f(v));
+    }
+  });
   if (i < n) {
     const std::int64_t rest = n - i;
     widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(t)), t, rest, out + i);
@@ -376,19 +476,20 @@ template <class F> inline float widen_reduce(const void* src, DType t, std::int6
   return combine_lanes(acc);
 }
 
-float widen_sum_run(const void* src, DType t, std::int64_t n, float* out) {
+HAL_FLATTEN float widen_sum_run(const void* src, DType t, std::int64_t n, float* out) {
   return widen_reduce(src, t, n, out, [](__m256 v) { return v; });
 }
-float widen_sum_squares_run(const void* src, DType t, std::int64_t n, float* out) {
+HAL_FLATTEN float widen_sum_squares_run(const void* src, DType t, std::int64_t n, float* out) {
   return widen_reduce(src, t, n, out, [](__m256 v) { return _mm256_mul_ps(v, v); });
 }
 
 // widen (+ scale) + max_run in one pass: the same lane maxima, combined in
 // the same order, then the same scalar tail, as max_run over the widened row.
-template <bool kScaled> float widen_scale_max_impl(const void* src, DType t, std::int64_t n, float scale, float* out) {
+template <DType T, bool kScaled>
+float widen_scale_max_impl(const void* src, std::int64_t n, float scale, float* out) {
   const __m256 sv = _mm256_set1_ps(scale);
   const auto get = [&](std::int64_t i) {
-    const __m256 v = load8(src, t, i);
+    const __m256 v = load8_of<T>(src, i);
     return kScaled ? _mm256_mul_ps(v, sv) : v;
   };
   std::int64_t i = 0;
@@ -407,7 +508,7 @@ template <bool kScaled> float widen_scale_max_impl(const void* src, DType t, std
     for (int k = 1; k < kW; ++k) m = l[k] > m ? l[k] : m;
   }
   if (i < n) {
-    widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(t)), t, n - i, out + i);
+    widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(T)), T, n - i, out + i);
     if (kScaled)
       for (std::int64_t j = i; j < n; ++j) out[j] *= scale;
     if (i == 0) m = out[0];
@@ -416,16 +517,18 @@ template <bool kScaled> float widen_scale_max_impl(const void* src, DType t, std
   return m;
 }
 
-float widen_scale_max_run(const void* src, DType t, std::int64_t n, float scale, float* out) {
-  return scale != 1.0f ? widen_scale_max_impl<true>(src, t, n, scale, out)
-                       : widen_scale_max_impl<false>(src, t, n, scale, out);
+HAL_FLATTEN float widen_scale_max_run(const void* src, DType t, std::int64_t n, float scale, float* out) {
+  return with_vector_dtype(t, [&]<DType T>() {
+    return scale != 1.0f ? widen_scale_max_impl<T, true>(src, n, scale, out)
+                         : widen_scale_max_impl<T, false>(src, n, scale, out);
+  });
 }
 
 // Eight results into dst (dtype T) at element i, rounded as narrow rounds;
 // streaming needs dst + i aligned (32 bytes for f32, 16 for 16-bit types).
 // The dtype and the store kind are template parameters so that the loops
 // below carry no per-vector branch and keep their constants in registers.
-template <DType T, bool kStream> inline void store8(void* dst, std::int64_t i, __m256 v) {
+template <DType T, bool kStream> HAL_ALWAYS_INLINE void store8(void* dst, std::int64_t i, __m256 v) {
   if constexpr (T == DType::f32) {
     float* p = static_cast<float*>(dst) + i;
     if constexpr (kStream) _mm256_stream_ps(p, v);
@@ -453,7 +556,7 @@ template <DType T, bool kStream> inline void store8(void* dst, std::int64_t i, _
 
 // Sixteen bf16 results at element i, one 32-byte store (aligned when
 // streaming): the same bits as two store8, fewer shuffles and stores.
-template <bool kStream> inline void store16_bf16(void* dst, std::int64_t i, __m256 lo, __m256 hi) {
+template <bool kStream> HAL_ALWAYS_INLINE void store16_bf16(void* dst, std::int64_t i, __m256 lo, __m256 hi) {
   auto* p = reinterpret_cast<__m256i*>(static_cast<std::uint16_t*>(dst) + i);
   const __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(bf16_round8(lo), bf16_round8(hi)), 0xD8);
   if constexpr (kStream) _mm256_stream_si256(p, h);
@@ -518,19 +621,19 @@ inline void map2_narrow(const float* a, const float* b, void* dst, DType t, std:
   map3_narrow(a, b, a, dst, t, n, streaming, [f](__m256 x, __m256 y, __m256) { return f(x, y); });
 }
 
-void scale_narrow_run(const float* x, float s, void* dst, DType t, std::int64_t n, bool streaming) {
+HAL_FLATTEN void scale_narrow_run(const float* x, float s, void* dst, DType t, std::int64_t n, bool streaming) {
   const __m256 sv = _mm256_set1_ps(s);
   map2_narrow(x, x, dst, t, n, streaming, [sv](__m256 v, __m256) { return _mm256_mul_ps(v, sv); });
 }
 
-void rms_apply_narrow_run(const float* x, float rstd, const float* w, void* dst, DType t, std::int64_t n,
+HAL_FLATTEN void rms_apply_narrow_run(const float* x, float rstd, const float* w, void* dst, DType t, std::int64_t n,
                           bool streaming) {
   const __m256 rv = _mm256_set1_ps(rstd);
   map2_narrow(x, w, dst, t, n, streaming,
               [rv](__m256 v, __m256 wv) { return _mm256_mul_ps(_mm256_mul_ps(v, rv), wv); });
 }
 
-void layer_apply_narrow_run(const float* x, float mean, float rstd, const float* w, const float* b, void* dst,
+HAL_FLATTEN void layer_apply_narrow_run(const float* x, float mean, float rstd, const float* w, const float* b, void* dst,
                             DType t, std::int64_t n, bool streaming) {
   const __m256 mv = _mm256_set1_ps(mean), rv = _mm256_set1_ps(rstd);
   const auto normed = [mv, rv](__m256 v, __m256 wv) {
@@ -547,24 +650,24 @@ void layer_apply_narrow_run(const float* x, float mean, float rstd, const float*
 
 // ---- fused elementwise maps (map1_fused / map2_fused)
 
-// load8 with the dtype fixed at compile time, so the loops below carry no
-// per-vector dtype branch.
-template <DType T> inline __m256 load8_of(const void* src, std::int64_t i) {
-  if constexpr (T == DType::f32) return _mm256_loadu_ps(static_cast<const float*>(src) + i);
-  else if constexpr (T == DType::bf16) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(src) + i));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  } else {
-    return load8(src, DType::f16, i);
-  }
-}
 
 // y[i] = f(a[i], b[i]) for 8-wide f, operands and result of dtype T, the
 // whole-vector part from element i on; returns where it stopped (< 8 left).
 template <DType T, bool kStream, class F>
 inline std::int64_t fused2_body(const void* a, const void* b, void* d, std::int64_t i, std::int64_t n, F f) {
   const auto at = [&](std::int64_t k) { return f(load8_of<T>(a, k), load8_of<T>(b, k)); };
-  if constexpr (T == DType::bf16)
+  if constexpr (requires(__m256 v) { f.pair(v, v); }) {  // a unary map with a two-vector form
+    for (; i + 2 * kW <= n; i += 2 * kW) {
+      __m256 v0 = load8_of<T>(a, i), v1 = load8_of<T>(a, i + kW);
+      f.pair(v0, v1);
+      if constexpr (T == DType::bf16) {
+        store16_bf16<kStream>(d, i, v0, v1);
+      } else {
+        store8<T, kStream>(d, i, v0);
+        store8<T, kStream>(d, i + kW, v1);
+      }
+    }
+  } else if constexpr (T == DType::bf16)
     for (; i + 2 * kW <= n; i += 2 * kW) store16_bf16<kStream>(d, i, at(i), at(i + kW));
   for (; i + kW <= n; i += kW) store8<T, kStream>(d, i, at(i));
   return i;
@@ -615,14 +718,14 @@ inline void fused2(const void* a, const void* b, DType t, void* d, std::int64_t 
 // IEEE 754-2019 maximum / minimum as binary.cpp's nan_maximum / nan_minimum:
 // a when a is NaN, else b when b is NaN; -0 orders below +0. The blend keeps
 // the chosen operand's bits (NaN payloads included).
-inline __m256 nan_maximum8(__m256 a, __m256 b) {
+HAL_ALWAYS_INLINE __m256 nan_maximum8(__m256 a, __m256 b) {
   const __m256 take_a = _mm256_or_ps(
       _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)),
       _mm256_andnot_ps(a, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)));  // equal and a not negative (top bit only)
   return _mm256_blendv_ps(b, a, take_a);
 }
 
-inline __m256 nan_minimum8(__m256 a, __m256 b) {
+HAL_ALWAYS_INLINE __m256 nan_minimum8(__m256 a, __m256 b) {
   const __m256 take_a = _mm256_or_ps(
       _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)),
       _mm256_and_ps(a, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)));  // equal and a negative (top bit only)
@@ -630,14 +733,14 @@ inline __m256 nan_minimum8(__m256 a, __m256 b) {
 }
 
 // The op is chosen once per call; each case is its own loop.
-void map2_fused_run(FusedOp op, const void* a, const void* b, DType t, void* y, std::int64_t n, bool streaming) {
+HAL_FLATTEN void map2_fused_run(FusedOp op, const void* a, const void* b, DType t, void* y, std::int64_t n, bool streaming) {
   switch (op) {
     case FusedOp::add: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_add_ps(u, v); });
     case FusedOp::sub: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_sub_ps(u, v); });
     case FusedOp::mul: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_mul_ps(u, v); });
     case FusedOp::div: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_div_ps(u, v); });
-    case FusedOp::maximum: return fused2(a, b, t, y, n, streaming, nan_maximum8);
-    case FusedOp::minimum: return fused2(a, b, t, y, n, streaming, nan_minimum8);
+    case FusedOp::maximum: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return nan_maximum8(u, v); });
+    case FusedOp::minimum: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return nan_minimum8(u, v); });
     case FusedOp::swiglu:
       return fused2(a, b, t, y, n, streaming, [](__m256 g, __m256 u) { return _mm256_mul_ps(silu8(g), u); });
     default: return;  // not a binary op: callers never pass one
@@ -645,11 +748,11 @@ void map2_fused_run(FusedOp op, const void* a, const void* b, DType t, void* y, 
 }
 
 // Unary ops reuse the binary loops with b = x, ignored.
-void map1_fused_run(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming) {
+HAL_FLATTEN void map1_fused_run(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming) {
   switch (op) {
-    case FusedOp::exp: return fused2(x, x, t, y, n, streaming, [](__m256 v, __m256) { return exp8(v); });
-    case FusedOp::sigmoid: return fused2(x, x, t, y, n, streaming, [](__m256 v, __m256) { return sigmoid8(v); });
-    case FusedOp::silu: return fused2(x, x, t, y, n, streaming, [](__m256 v, __m256) { return silu8(v); });
+    case FusedOp::exp: return fused2(x, x, t, y, n, streaming, UnaryMap<exp8, exp8x2>{});
+    case FusedOp::sigmoid: return fused2(x, x, t, y, n, streaming, UnaryMap<sigmoid8, sigmoid8x2>{});
+    case FusedOp::silu: return fused2(x, x, t, y, n, streaming, UnaryMap<silu8, silu8x2>{});
     default: return;  // not a unary op: callers never pass one
   }
 }

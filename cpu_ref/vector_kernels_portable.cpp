@@ -100,14 +100,20 @@ float max_run(const float* x, std::int64_t n) {
 }
 float sum_run(const float* x, std::int64_t n) { return rows::fixed_sum(x, n); }
 float sum_squares_run(const float* x, std::int64_t n) { return rows::fixed_dot(x, x, n); }
-float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
+float sum_squared_deviations_run(const float* x, float mean, std::int64_t n, PrefetchHint next) {
+  SpreadPrefetch prefetch(next, n);
   return rows::lane_sum<float>(n, [&](std::int64_t j) {
+    prefetch.at(j);
     const float d = x[j] - mean;
     return d * d;
   });
 }
-float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) y[i] = exp_approx::exp_scalar(x[i] - m);
+float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n, PrefetchHint next) {
+  SpreadPrefetch prefetch(next, n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    prefetch.at(i);
+    y[i] = exp_approx::exp_scalar(x[i] - m);
+  }
   return rows::fixed_sum(y, n);
 }
 

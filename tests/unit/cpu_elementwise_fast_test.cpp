@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "cpu_ref/vector_kernels.h"
@@ -175,13 +176,21 @@ TEST(CpuElementwiseFastPath, StreamingStoresGiveThePlainBits) {
           k->map2_fused(op, at(a), at(b), t, q, n, true);
           ASSERT_EQ(std::memcmp(p, q, static_cast<std::size_t>(n * esize(t))), 0) << int(op);
         }
+        // The fused unary loops work two vectors at a time (one range test
+        // for both): the values mix in-range and out-of-range lanes, so this
+        // also checks that the pair gives each lane the one-vector bits.
         std::vector<float> wide(n), out(n);
         k->widen(at(a), t, n, wide.data());
-        k->silu(wide.data(), out.data(), n);
-        std::vector<std::uint32_t> composed(512);
-        k->narrow(composed.data(), t, n, out.data());
-        k->map1_fused(FusedOp::silu, at(a), t, q, n, true);
-        ASSERT_EQ(std::memcmp(composed.data(), q, static_cast<std::size_t>(n * esize(t))), 0);
+        using Entry = void (*)(const float*, float*, std::int64_t);
+        for (const auto& [op, entry] : {std::pair<FusedOp, Entry>{FusedOp::silu, k->silu},
+                                        std::pair<FusedOp, Entry>{FusedOp::sigmoid, k->sigmoid},
+                                        std::pair<FusedOp, Entry>{FusedOp::exp, k->exp}}) {
+          entry(wide.data(), out.data(), n);
+          std::vector<std::uint32_t> composed(512);
+          k->narrow(composed.data(), t, n, out.data());
+          k->map1_fused(op, at(a), t, q, n, true);
+          ASSERT_EQ(std::memcmp(composed.data(), q, static_cast<std::size_t>(n * esize(t))), 0) << int(op);
+        }
       }
     }
   }

@@ -27,6 +27,7 @@ namespace {
 using hal::DType;
 using hal::Shape;
 using hal::Tensor;
+using hal::cpu_ref::PrefetchHint;
 using hal::cpu_ref::VectorKernels;
 
 std::uint32_t bits(float v) { return std::bit_cast<std::uint32_t>(v); }
@@ -236,7 +237,7 @@ TEST(CpuVectorKernels, SumsFollowTheFixedLaneOrder) {
       for (float v : x) sq_exact += static_cast<double>(v) * v;
       EXPECT_NEAR(sq, sq_exact, 1e-6 * sq_exact) << n;
       std::vector<float> y(x.size());
-      const float s = k->exp_shifted_sum(x.data(), 0.5f, y.data(), n);
+      const float s = k->exp_shifted_sum(x.data(), 0.5f, y.data(), n, {});
       EXPECT_EQ(bits(s), bits(hal::cpu_ref::rows::fixed_sum(y.data(), n))) << n;
     }
   }
@@ -244,6 +245,30 @@ TEST(CpuVectorKernels, SumsFollowTheFixedLaneOrder) {
 
 // The fused entries are defined as compositions of the plain ones; check that
 // bit for bit, at odd offsets (unaligned heads) and lengths (tails).
+// exp_shifted_sum works two vectors at a time with one range test for both;
+// each lane must still get exp's bits, and the sum sum's, with or without the
+// prefetch hint. Out-of-range shifts (< -86) sit next to in-range ones.
+TEST(CpuVectorKernels, ExpShiftedSumEqualsExpThenSum) {
+  std::vector<float> x(301);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -std::fabs(std::sin(0.37f * static_cast<float>(i))) * 30.0f;
+  for (std::size_t i : {3u, 20u, 41u, 150u, 299u}) x[i] = -95.0f - static_cast<float>(i);
+  const float m = 0.5f;
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    for (std::int64_t n : {1, 8, 15, 16, 17, 64, 301}) {
+      std::vector<float> shifted(static_cast<std::size_t>(n)), want(shifted.size()), got(shifted.size());
+      for (std::int64_t i = 0; i < n; ++i) shifted[static_cast<std::size_t>(i)] = x[static_cast<std::size_t>(i)] - m;
+      k->exp(shifted.data(), want.data(), n);
+      const float want_sum = k->sum(want.data(), n);
+      for (const PrefetchHint hint : {PrefetchHint{}, PrefetchHint{x.data(), 1200}}) {
+        const float got_sum = k->exp_shifted_sum(x.data(), m, got.data(), n, hint);
+        EXPECT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * sizeof(float))) << n;
+        EXPECT_EQ(bits(want_sum), bits(got_sum)) << n;
+      }
+    }
+  }
+}
+
 TEST(CpuVectorKernels, FusedEntriesEqualTheirCompositions) {
   std::vector<float> x(300), w(300), b(300);
   for (std::size_t i = 0; i < x.size(); ++i) {
