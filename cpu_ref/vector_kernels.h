@@ -51,7 +51,7 @@ struct VectorKernels {
   // y = x * s.
   void (*scale)(const float* x, float s, float* y, std::int64_t n);
 
-  // Reductions in the fixed order of rows_math.h (eight interleaved lanes
+  // Reductions in the fixed order of rows_math.h (32 interleaved lanes
   // combined pairwise): the order depends on n only.
   float (*max)(const float* x, std::int64_t n);  // n >= 1; NaN need not propagate (callers see it through exp)
   float (*sum)(const float* x, std::int64_t n);

@@ -5,9 +5,9 @@
 // Loops run 8 floats (one __m256) at a time (bf16 stores: 16, one 32-byte
 // store per two vectors, the same bits); a tail of fewer than 8 goes
 // through a zero-padded 8-float buffer, so each element is computed by the
-// same instructions wherever it lies in the run. Sums keep one accumulator
-// vector, which is exactly the eight interleaved lanes of rows_math.h, and
-// combine its lanes pairwise in the same order; with no multiply in the way
+// same instructions wherever it lies in the run. Sums keep four accumulator
+// vectors, which are exactly the 32 interleaved lanes of rows_math.h, and
+// combine them in the same order (LaneSums); with no multiply in the way
 // (sum) the bits equal the portable table's.
 #include <immintrin.h>
 
@@ -198,24 +198,67 @@ template <class F> inline void map2(const float* a, const float* b, float* y, st
   if (i < n) store_tail(y + i, f(load_tail(a + i, n - i), load_tail(b + i, n - i)), n - i);
 }
 
+// The 32 lanes of rows_math.h's fixed-order sums as four vectors: lane 8j + l
+// of the order is lane l of vector j. Four independent add chains: with one
+// vector every add waits for the one before (3 cycles per 8 elements, which
+// bounded the norms' sums).
+struct LaneSums {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+  HAL_ALWAYS_INLINE void add4(__m256 v0, __m256 v1, __m256 v2, __m256 v3) {
+    a0 = _mm256_add_ps(a0, v0);
+    a1 = _mm256_add_ps(a1, v1);
+    a2 = _mm256_add_ps(a2, v2);
+    a3 = _mm256_add_ps(a3, v3);
+  }
+  // Adds v to vector j (0..3).
+  HAL_ALWAYS_INLINE void add(std::int64_t j, __m256 v) {
+    switch (j) {
+      case 0: a0 = _mm256_add_ps(a0, v); break;
+      case 1: a1 = _mm256_add_ps(a1, v); break;
+      case 2: a2 = _mm256_add_ps(a2, v); break;
+      default: a3 = _mm256_add_ps(a3, v); break;
+    }
+  }
+  // rows::combine_lanes: the four groups lane by lane, then the eight lanes.
+  HAL_ALWAYS_INLINE float total() const {
+    return combine_lanes(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  }
+};
+
+// The fixed-order sum over a run of n: value(i) gives the 8 terms from element
+// i of the whole vectors, in order; tail(i) those of the last, partial one
+// (its padded lanes must be +0: adding +0 leaves every lane's bits unchanged,
+// as a lane sum starting at +0 is never -0).
+template <class Value, class Tail> HAL_ALWAYS_INLINE float lane_sum_run(std::int64_t n, Value value, Tail tail) {
+  LaneSums sums;
+  std::int64_t i = 0;
+  for (; i + 4 * kW <= n; i += 4 * kW) {
+    const __m256 v0 = value(i), v1 = value(i + kW), v2 = value(i + 2 * kW), v3 = value(i + 3 * kW);
+    sums.add4(v0, v1, v2, v3);
+  }
+  for (; i + kW <= n; i += kW) sums.add((i / kW) % 4, value(i));
+  if (i < n) sums.add((i / kW) % 4, tail(i));
+  return sums.total();
+}
+
+// The lanes of a partial last vector of `rest` < 8 elements, as a mask.
+HAL_ALWAYS_INLINE __m256 first_lanes(std::int64_t rest) {
+  return _mm256_castsi256_ps(
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+}
+
 // Fixed-order sum of f(x[i]) over the run; the padded tail lanes add f(0),
-// which `f` must map to +0 (adding +0 leaves every lane's bits unchanged: a
-// lane sum starting at +0 is never -0).
-// `each` is called with the index of every whole vector before it is read.
+// which `f` must map to +0. `each` is called with the index of every whole
+// vector before it is read.
 template <class F, class Each = void (*)(std::int64_t)>
 inline float reduce1(const float* x, std::int64_t n, F f, Each each = [](std::int64_t) {}) {
-  __m256 acc = _mm256_setzero_ps();
-  std::int64_t i = 0;
-  for (; i + kW <= n; i += kW) {
-    each(i);
-    acc = _mm256_add_ps(acc, f(_mm256_loadu_ps(x + i)));
-  }
-  if (i < n) {
-    const __m256 keep = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
-    acc = _mm256_add_ps(acc, _mm256_and_ps(keep, f(load_tail(x + i, n - i))));
-  }
-  return combine_lanes(acc);
+  return lane_sum_run(
+      n,
+      [&](std::int64_t i) {
+        each(i);
+        return f(_mm256_loadu_ps(x + i));
+      },
+      [&](std::int64_t i) { return _mm256_and_ps(first_lanes(n - i), f(load_tail(x + i, n - i))); });
 }
 
 // ---- conversions
@@ -380,30 +423,33 @@ HAL_FLATTEN float sum_squared_deviations_run(const float* x, float mean, std::in
 HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n, PrefetchHint next) {
   const __m256 mv = _mm256_set1_ps(m);
   SpreadPrefetch prefetch(next, n);
-  __m256 acc = _mm256_setzero_ps();
+  LaneSums sums;
   std::int64_t i = 0;
-  for (; i + 2 * kW <= n; i += 2 * kW) {
+  for (; i + 4 * kW <= n; i += 4 * kW) {
     prefetch.at(i);
     __m256 e0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), mv), e1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + kW), mv);
+    __m256 e2 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 2 * kW), mv);
+    __m256 e3 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 3 * kW), mv);
     exp8x2(e0, e1);
+    exp8x2(e2, e3);
     _mm256_storeu_ps(y + i, e0);
     _mm256_storeu_ps(y + i + kW, e1);
-    acc = _mm256_add_ps(_mm256_add_ps(acc, e0), e1);
+    _mm256_storeu_ps(y + i + 2 * kW, e2);
+    _mm256_storeu_ps(y + i + 3 * kW, e3);
+    sums.add4(e0, e1, e2, e3);
   }
   for (; i + kW <= n; i += kW) {
     const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
     _mm256_storeu_ps(y + i, e);
-    acc = _mm256_add_ps(acc, e);
+    sums.add((i / kW) % 4, e);
   }
   if (i < n) {
     const std::int64_t rest = n - i;
-    const __m256 keep = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
-    const __m256 e = _mm256_and_ps(keep, exp8(_mm256_sub_ps(load_tail(x + i, rest), mv)));
+    const __m256 e = _mm256_and_ps(first_lanes(rest), exp8(_mm256_sub_ps(load_tail(x + i, rest), mv)));
     store_tail(y + i, e, rest);
-    acc = _mm256_add_ps(acc, e);
+    sums.add((i / kW) % 4, e);
   }
-  return combine_lanes(acc);
+  return sums.total();
 }
 
 // ---- norm epilogues
@@ -457,23 +503,20 @@ template <class Body> HAL_ALWAYS_INLINE decltype(auto) with_vector_dtype(DType t
 
 // widen + reduce1 in one pass: the same lane sums as reduce1 over the widened row.
 template <class F> inline float widen_reduce(const void* src, DType t, std::int64_t n, float* out, F f) {
-  __m256 acc = _mm256_setzero_ps();
-  std::int64_t i = 0;
-  with_vector_dtype(t, [&]<DType T>() {
-    for (; i + kW <= n; i += kW) {
-      const __m256 v = load8_of<T>(src, i);
-      _mm256_storeu_ps(out + i, v);
-      acc = _mm256_add_ps(acc, f(v));
-    }
+  return with_vector_dtype(t, [&]<DType T>() {
+    return lane_sum_run(
+        n,
+        [&](std::int64_t i) {
+          const __m256 v = load8_of<T>(src, i);
+          _mm256_storeu_ps(out + i, v);
+          return f(v);
+        },
+        [&](std::int64_t i) {
+          const std::int64_t rest = n - i;
+          widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(T)), T, rest, out + i);
+          return _mm256_and_ps(first_lanes(rest), f(load_tail(out + i, rest)));
+        });
   });
-  if (i < n) {
-    const std::int64_t rest = n - i;
-    widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(t)), t, rest, out + i);
-    const __m256 keep = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
-    acc = _mm256_add_ps(acc, _mm256_and_ps(keep, f(load_tail(out + i, rest))));
-  }
-  return combine_lanes(acc);
 }
 
 HAL_FLATTEN float widen_sum_run(const void* src, DType t, std::int64_t n, float* out) {
