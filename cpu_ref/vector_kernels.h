@@ -40,6 +40,9 @@ struct VectorKernels {
   // a plain store first reads the line it writes (read-for-ownership), so a
   // read-x-write-y kernel moves three bytes per two; streaming moves two.
   void (*narrow_streaming)(void* dst, DType t, std::int64_t n, const float* in);
+  // memcpy(dst, src, bytes) with streaming stores (fenced before returning),
+  // for the copy op's large outputs; the portable table calls memcpy.
+  void (*copy_streaming)(void* dst, const void* src, std::int64_t bytes);
 
   // Elementwise maps. exp: <= 2 ulp over the whole float range (exp(-inf) = 0,
   // overflow to +inf, NaN stays NaN); sigmoid = 1 / (1 + exp(-x)); silu = x *

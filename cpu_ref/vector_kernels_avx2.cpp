@@ -374,6 +374,30 @@ HAL_FLATTEN void narrow_streaming(void* dst, DType t, std::int64_t n, const floa
   _mm_sfence();
 }
 
+// Plain copies up to a 32-byte boundary of dst and for the tail; streaming
+// 32-byte stores between, four per step.
+HAL_FLATTEN void copy_streaming(void* dst, const void* src, std::int64_t bytes) {
+  if (bytes <= 0) return;
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  const std::int64_t head =
+      std::min(bytes, static_cast<std::int64_t>((32 - (reinterpret_cast<std::uintptr_t>(d) & 31)) & 31));
+  std::memcpy(d, s, static_cast<std::size_t>(head));
+  std::int64_t i = head;
+  const auto load = [&](std::int64_t k) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k)); };
+  const auto stream = [&](std::int64_t k, __m256i v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(d + k), v); };
+  for (; i + 128 <= bytes; i += 128) {
+    const __m256i v0 = load(i), v1 = load(i + 32), v2 = load(i + 64), v3 = load(i + 96);
+    stream(i, v0);
+    stream(i + 32, v1);
+    stream(i + 64, v2);
+    stream(i + 96, v3);
+  }
+  for (; i + 32 <= bytes; i += 32) stream(i, load(i));
+  std::memcpy(d + i, s + i, static_cast<std::size_t>(bytes - i));
+  _mm_sfence();
+}
+
 // ---- maps
 
 HAL_FLATTEN void exp_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, exp8); }
@@ -843,7 +867,7 @@ HAL_FLATTEN void map1_fused_run(FusedOp op, const void* x, DType t, void* y, std
 
 const VectorKernels* vector_kernels_avx2() {
   static const VectorKernels table{
-      "avx2",  widen,   narrow,  narrow_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
+      "avx2",  widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
       max_run, sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,

@@ -177,11 +177,16 @@ void layer_apply_narrow_run(const float* x, float mean, float rstd, const float*
   }
 }
 
+// No streaming stores in portable C++: a plain copy, the same bytes.
+void copy_streaming(void* dst, const void* src, std::int64_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src, static_cast<std::size_t>(bytes));
+}
+
 }  // namespace
 
 const VectorKernels& vector_kernels_portable() {
   static const VectorKernels table{
-      "portable", widen,   narrow,  narrow_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
+      "portable", widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
       max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,

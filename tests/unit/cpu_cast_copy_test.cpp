@@ -171,6 +171,20 @@ TEST(CpuCastCopyCopy, LargeContiguousAndEmpty) {
   EXPECT_EQ(sentinel[0], 42);
 }
 
+// An output of 16 MiB or more is written with streaming stores: the same
+// bytes, at an odd element offset (unaligned head) and length (tail).
+TEST(CpuCastCopyCopy, StreamingLargeOutputKeepsEveryByte) {
+  hal::Stream s(cpu());
+  constexpr std::int64_t n = (std::int64_t{17} << 20) / 2 + 3;  // just over 17 MiB of 16-bit elements
+  std::vector<std::uint16_t> x(n + 1), y(n + 2, 0xABCD);
+  for (std::int64_t i = 0; i <= n; ++i) x[i] = static_cast<std::uint16_t>(i * 40503u + 17u);
+  hal::ops::copy(s, Tensor::contiguous(x.data() + 1, &cpu(), DType::bf16, {n}),
+                 Tensor::contiguous(y.data() + 1, &cpu(), DType::bf16, {n}));
+  EXPECT_EQ(y[0], 0xABCD);
+  EXPECT_EQ(y[n + 1], 0xABCD);
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i + 1], x[i + 1]) << i;
+}
+
 // Different dtypes (when the op layer allows it) convert through fp64: exact
 // for i32 -> f64.
 TEST(CpuCastCopyCopy, ConvertsBetweenDtypesExactly) {

@@ -245,6 +245,30 @@ TEST(CpuVectorKernels, SumsFollowTheFixedLaneOrder) {
 
 // The fused entries are defined as compositions of the plain ones; check that
 // bit for bit, at odd offsets (unaligned heads) and lengths (tails).
+// copy_streaming: memcpy's bytes for every length and alignment of either
+// side (the streaming part needs an aligned destination: heads and tails
+// are copied plainly), and nothing written outside the range.
+TEST(CpuVectorKernels, CopyStreamingCopiesTheBytesExactly) {
+  std::vector<unsigned char> src(1200), dst(1300);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    for (std::int64_t bytes : {0, 1, 31, 32, 33, 127, 128, 129, 1000}) {
+      for (std::size_t src_off : {0u, 1u, 5u, 32u}) {
+        for (std::size_t dst_off : {0u, 3u, 17u, 32u}) {
+          std::fill(dst.begin(), dst.end(), 0xAB);
+          k->copy_streaming(dst.data() + dst_off, src.data() + src_off, bytes);
+          for (std::size_t i = 0; i < dst.size(); ++i) {
+            const bool inside = i >= dst_off && i < dst_off + static_cast<std::size_t>(bytes);
+            ASSERT_EQ(dst[i], inside ? src[src_off + i - dst_off] : 0xAB)
+                << "bytes " << bytes << " src+" << src_off << " dst+" << dst_off << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 // exp_shifted_sum works two vectors at a time with one range test for both;
 // each lane must still get exp's bits, and the sum sum's, with or without the
 // prefetch hint. Out-of-range shifts (< -86) sit next to in-range ones.
