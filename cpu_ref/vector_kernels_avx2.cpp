@@ -76,7 +76,6 @@ HAL_ALWAYS_INLINE __m256 exp_poly8(__m256 x, __m256& t) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP5));
   const __m256 one = _mm256_set1_ps(1.0f);
   p = _mm256_fmadd_ps(p, r, one);
   return _mm256_fmadd_ps(p, r, one);
@@ -147,7 +146,6 @@ HAL_ALWAYS_INLINE void exp8x2(__m256& x0, __m256& x1) {
   step(kP2);
   step(kP3);
   step(kP4);
-  step(kP5);
   step(1.0f);
   step(1.0f);
   x0 = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p0), _mm256_slli_epi32(_mm256_castps_si256(t0), 23)));
