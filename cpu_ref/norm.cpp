@@ -32,8 +32,8 @@ template <class T> std::vector<T> load_vector(const Tensor& t, std::int64_t n) {
 // fused with its first sum and written fused with the final rounding; a
 // strided one is gathered into `row` and scattered around the same kernels,
 // which gives the same bits. `row` is d floats of scratch. `next` is the row
-// read after this one: layernorm requests it during its compute-only pass
-// (sum_squared_deviations); rmsnorm has none and asks for it up front.
+// read after this one: the fused store pass requests it as it writes this
+// one (vector_kernels.h); a strided output asks for it up front.
 void normalize_row_f32(const Tensor& x, std::int64_t x_start, std::int64_t x_stride, const Tensor& y,
                        std::int64_t y_start, std::int64_t y_stride, std::int64_t d, bool rms, float eps,
                        const float* weight, const float* bias, bool streaming, PrefetchHint next, float* row) {
@@ -44,22 +44,22 @@ void normalize_row_f32(const Tensor& x, std::int64_t x_start, std::int64_t x_str
   const void* src = static_cast<const char*>(x.data) + x_start * static_cast<std::int64_t>(dtype_size(x.dtype));
   void* dst = static_cast<char*>(y.data) + y_start * static_cast<std::int64_t>(dtype_size(y.dtype));
   if (!fused_in) rows::gather(x, x_start, x_stride, d, row);
+  if (!fused_out && next.data) prefetch_for_read(next.data, next.bytes);
   if (rms) {
-    if (next.data) prefetch_for_read(next.data, next.bytes);
     const float sum_squares = fused_in ? vk.widen_sum_squares(src, x.dtype, d, row) : vk.sum_squares(row, d);
     const float rstd = 1.0f / std::sqrt(sum_squares / length + eps);
     if (fused_out) {
-      vk.rms_apply_narrow(row, rstd, weight, dst, y.dtype, d, streaming);
+      vk.rms_apply_narrow(row, rstd, weight, dst, y.dtype, d, streaming, next);
       return;
     }
     vk.rms_apply(row, rstd, weight, row, d);
   } else {
     const float sum = fused_in ? vk.widen_sum(src, x.dtype, d, row) : vk.sum(row, d);
     const float mean = sum / length;
-    const float var = vk.sum_squared_deviations(row, mean, d, next) / length;
+    const float var = vk.sum_squared_deviations(row, mean, d) / length;
     const float rstd = 1.0f / std::sqrt(var + eps);
     if (fused_out) {
-      vk.layer_apply_narrow(row, mean, rstd, weight, bias, dst, y.dtype, d, streaming);
+      vk.layer_apply_narrow(row, mean, rstd, weight, bias, dst, y.dtype, d, streaming, next);
       return;
     }
     vk.layer_apply(row, mean, rstd, weight, bias, row, d);

@@ -247,16 +247,10 @@ HAL_ALWAYS_INLINE __m256 first_lanes(std::int64_t rest) {
 }
 
 // Fixed-order sum of f(x[i]) over the run; the padded tail lanes add f(0),
-// which `f` must map to +0. `each` is called with the index of every whole
-// vector before it is read.
-template <class F, class Each = void (*)(std::int64_t)>
-inline float reduce1(const float* x, std::int64_t n, F f, Each each = [](std::int64_t) {}) {
+// which `f` must map to +0.
+template <class F> inline float reduce1(const float* x, std::int64_t n, F f) {
   return lane_sum_run(
-      n,
-      [&](std::int64_t i) {
-        each(i);
-        return f(_mm256_loadu_ps(x + i));
-      },
+      n, [&](std::int64_t i) { return f(_mm256_loadu_ps(x + i)); },
       [&](std::int64_t i) { return _mm256_and_ps(first_lanes(n - i), f(load_tail(x + i, n - i))); });
 }
 
@@ -434,13 +428,12 @@ HAL_FLATTEN float sum_run(const float* x, std::int64_t n) {
 HAL_FLATTEN float sum_squares_run(const float* x, std::int64_t n) {
   return reduce1(x, n, [](__m256 v) { return _mm256_mul_ps(v, v); });
 }
-HAL_FLATTEN float sum_squared_deviations_run(const float* x, float mean, std::int64_t n, PrefetchHint next) {
+HAL_FLATTEN float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
   const __m256 mv = _mm256_set1_ps(mean);
-  SpreadPrefetch prefetch(next, n);
   return reduce1(x, n, [&](__m256 v) {
     const __m256 d = _mm256_sub_ps(v, mv);
     return _mm256_mul_ps(d, d);
-  }, [&](std::int64_t i) { prefetch.at(i); });
+  });
 }
 
 HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n, PrefetchHint next) {
@@ -633,20 +626,28 @@ template <bool kStream> HAL_ALWAYS_INLINE void store16_bf16(void* dst, std::int6
 // stopped (fewer than 8 left).
 template <DType T, bool kStream, class F>
 inline std::int64_t map3_narrow_body(const float* a, const float* b, const float* c, void* d, std::int64_t i,
-                                     std::int64_t n, F f) {
+                                     std::int64_t n, F f, SpreadPrefetch& prefetch) {
   const auto at = [&](std::int64_t k) { return f(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k), _mm256_loadu_ps(c + k)); };
   if constexpr (T == DType::bf16)
-    for (; i + 2 * kW <= n; i += 2 * kW) store16_bf16<kStream>(d, i, at(i), at(i + kW));
-  for (; i + kW <= n; i += kW) store8<T, kStream>(d, i, at(i));
+    for (; i + 2 * kW <= n; i += 2 * kW) {
+      prefetch.at(i);
+      store16_bf16<kStream>(d, i, at(i), at(i + kW));
+    }
+  for (; i + kW <= n; i += kW) {
+    prefetch.at(i);
+    store8<T, kStream>(d, i, at(i));
+  }
   return i;
 }
 
 // dst[i] = f(a[i], b[i], c[i]) rounded to t, for an 8-wide f: map + narrow in
 // one pass. The unaligned head (streaming: up to a 32-byte boundary) and the
 // tail go through an 8-float buffer and narrow, computing the same lanes.
+// `next` is requested spread over the loop (prefetch.h).
 template <class F>
 inline void map3_narrow(const float* a, const float* b, const float* c, void* dst, DType t, std::int64_t n,
-                        bool streaming, F f) {
+                        bool streaming, F f, PrefetchHint next = {}) {
+  SpreadPrefetch prefetch(next, n);
   const auto esize = static_cast<std::int64_t>(dtype_size(t));
   constexpr std::int64_t align = 32;
   auto* d = static_cast<char*>(dst);
@@ -664,14 +665,14 @@ inline void map3_narrow(const float* a, const float* b, const float* c, void* ds
   }
   std::int64_t i = head;
   if (t == DType::f32) {
-    i = streaming ? map3_narrow_body<DType::f32, true>(a, b, c, d, i, n, f)
-                  : map3_narrow_body<DType::f32, false>(a, b, c, d, i, n, f);
+    i = streaming ? map3_narrow_body<DType::f32, true>(a, b, c, d, i, n, f, prefetch)
+                  : map3_narrow_body<DType::f32, false>(a, b, c, d, i, n, f, prefetch);
   } else if (t == DType::bf16) {
-    i = streaming ? map3_narrow_body<DType::bf16, true>(a, b, c, d, i, n, f)
-                  : map3_narrow_body<DType::bf16, false>(a, b, c, d, i, n, f);
+    i = streaming ? map3_narrow_body<DType::bf16, true>(a, b, c, d, i, n, f, prefetch)
+                  : map3_narrow_body<DType::bf16, false>(a, b, c, d, i, n, f, prefetch);
   } else {
-    i = streaming ? map3_narrow_body<DType::f16, true>(a, b, c, d, i, n, f)
-                  : map3_narrow_body<DType::f16, false>(a, b, c, d, i, n, f);
+    i = streaming ? map3_narrow_body<DType::f16, true>(a, b, c, d, i, n, f, prefetch)
+                  : map3_narrow_body<DType::f16, false>(a, b, c, d, i, n, f, prefetch);
   }
   if (i < n) {
     const std::int64_t rest = n - i;
@@ -683,8 +684,9 @@ inline void map3_narrow(const float* a, const float* b, const float* c, void* ds
 
 // Two operands: the third slot repeats the first and is ignored.
 template <class F>
-inline void map2_narrow(const float* a, const float* b, void* dst, DType t, std::int64_t n, bool streaming, F f) {
-  map3_narrow(a, b, a, dst, t, n, streaming, [f](__m256 x, __m256 y, __m256) { return f(x, y); });
+inline void map2_narrow(const float* a, const float* b, void* dst, DType t, std::int64_t n, bool streaming, F f,
+                        PrefetchHint next = {}) {
+  map3_narrow(a, b, a, dst, t, n, streaming, [f](__m256 x, __m256 y, __m256) { return f(x, y); }, next);
 }
 
 HAL_FLATTEN void scale_narrow_run(const float* x, float s, void* dst, DType t, std::int64_t n, bool streaming) {
@@ -693,24 +695,26 @@ HAL_FLATTEN void scale_narrow_run(const float* x, float s, void* dst, DType t, s
 }
 
 HAL_FLATTEN void rms_apply_narrow_run(const float* x, float rstd, const float* w, void* dst, DType t, std::int64_t n,
-                          bool streaming) {
+                                      bool streaming, PrefetchHint next) {
   const __m256 rv = _mm256_set1_ps(rstd);
-  map2_narrow(x, w, dst, t, n, streaming,
-              [rv](__m256 v, __m256 wv) { return _mm256_mul_ps(_mm256_mul_ps(v, rv), wv); });
+  map2_narrow(
+      x, w, dst, t, n, streaming, [rv](__m256 v, __m256 wv) { return _mm256_mul_ps(_mm256_mul_ps(v, rv), wv); },
+      next);
 }
 
 HAL_FLATTEN void layer_apply_narrow_run(const float* x, float mean, float rstd, const float* w, const float* b, void* dst,
-                            DType t, std::int64_t n, bool streaming) {
+                                        DType t, std::int64_t n, bool streaming, PrefetchHint next) {
   const __m256 mv = _mm256_set1_ps(mean), rv = _mm256_set1_ps(rstd);
   const auto normed = [mv, rv](__m256 v, __m256 wv) {
     return _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(v, mv), rv), wv);
   };
   if (!b) {
-    map2_narrow(x, w, dst, t, n, streaming, normed);
+    map2_narrow(x, w, dst, t, n, streaming, normed, next);
     return;
   }
-  map3_narrow(x, w, b, dst, t, n, streaming,
-              [normed](__m256 v, __m256 wv, __m256 bv) { return _mm256_add_ps(normed(v, wv), bv); });
+  map3_narrow(
+      x, w, b, dst, t, n, streaming,
+      [normed](__m256 v, __m256 wv, __m256 bv) { return _mm256_add_ps(normed(v, wv), bv); }, next);
 }
 
 

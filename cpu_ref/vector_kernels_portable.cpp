@@ -100,10 +100,8 @@ float max_run(const float* x, std::int64_t n) {
 }
 float sum_run(const float* x, std::int64_t n) { return rows::fixed_sum(x, n); }
 float sum_squares_run(const float* x, std::int64_t n) { return rows::fixed_dot(x, x, n); }
-float sum_squared_deviations_run(const float* x, float mean, std::int64_t n, PrefetchHint next) {
-  SpreadPrefetch prefetch(next, n);
+float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
   return rows::lane_sum<float>(n, [&](std::int64_t j) {
-    prefetch.at(j);
     const float d = x[j] - mean;
     return d * d;
   });
@@ -157,20 +155,24 @@ void scale_narrow_run(const float* x, float s, void* dst, DType t, std::int64_t 
   }
 }
 void rms_apply_narrow_run(const float* x, float rstd, const float* w, void* dst, DType t, std::int64_t n,
-                          bool streaming) {
+                          bool streaming, PrefetchHint next) {
   float buf[kChunk];
   const auto esize = static_cast<std::int64_t>(dtype_size(t));
+  SpreadPrefetch prefetch(next, n);
   for (std::int64_t i = 0; i < n; i += kChunk) {
+    prefetch.at(i);
     const std::int64_t m = std::min(kChunk, n - i);
     rms_apply_run(x + i, rstd, w + i, buf, m);
     store(static_cast<char*>(dst) + i * esize, t, m, buf, streaming);
   }
 }
 void layer_apply_narrow_run(const float* x, float mean, float rstd, const float* w, const float* b, void* dst,
-                            DType t, std::int64_t n, bool streaming) {
+                            DType t, std::int64_t n, bool streaming, PrefetchHint next) {
   float buf[kChunk];
   const auto esize = static_cast<std::int64_t>(dtype_size(t));
+  SpreadPrefetch prefetch(next, n);
   for (std::int64_t i = 0; i < n; i += kChunk) {
+    prefetch.at(i);
     const std::int64_t m = std::min(kChunk, n - i);
     layer_apply_run(x + i, mean, rstd, w + i, b ? b + i : nullptr, buf, m);
     store(static_cast<char*>(dst) + i * esize, t, m, buf, streaming);

@@ -319,12 +319,14 @@ TEST(CpuVectorKernels, FusedEntriesEqualTheirCompositions) {
             k->scale(x.data(), 0.37f, tmp.data(), n);
             k->narrow(cd, t, n, tmp.data());
             same();
-            k->rms_apply_narrow(x.data(), 1.3f, w.data(), fd, t, n, streaming);
+            // The prefetch hint (any readable range) changes nothing.
+            const PrefetchHint hint = streaming ? PrefetchHint{b.data(), 1000} : PrefetchHint{};
+            k->rms_apply_narrow(x.data(), 1.3f, w.data(), fd, t, n, streaming, hint);
             k->rms_apply(x.data(), 1.3f, w.data(), tmp.data(), n);
             k->narrow(cd, t, n, tmp.data());
             same();
             for (const float* bias : {static_cast<const float*>(nullptr), static_cast<const float*>(b.data())}) {
-              k->layer_apply_narrow(x.data(), 0.2f, 0.9f, w.data(), bias, fd, t, n, streaming);
+              k->layer_apply_narrow(x.data(), 0.2f, 0.9f, w.data(), bias, fd, t, n, streaming, hint);
               k->layer_apply(x.data(), 0.2f, 0.9f, w.data(), bias, tmp.data(), n);
               k->narrow(cd, t, n, tmp.data());
               same();
