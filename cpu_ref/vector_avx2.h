@@ -1,0 +1,363 @@
+#pragma once
+// The 8-wide building blocks of the AVX2 + FMA + F16C vector kernels
+// (vector_kernels_avx2.cpp: the table; vector_fused_avx2.cpp: the fused
+// elementwise maps). Include only from files compiled with -mavx2 -mfma
+// -mf16c, whose names end in _avx2.cpp (cpu_ref/CMakeLists.txt).
+//
+// Loops run 8 floats (one __m256) at a time (bf16 stores: 16, one 32-byte
+// store per two vectors, the same bits); a tail of fewer than 8 goes
+// through a zero-padded 8-float buffer, so each element is computed by the
+// same instructions wherever it lies in the run. Sums keep four accumulator
+// vectors, which are exactly the 32 interleaved lanes of rows_math.h, and
+// combine them in the same order (LaneSums); with no multiply in the way
+// (sum) the bits equal the portable table's.
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "cpu_ref/vector_avx2.h needs -mavx2 -mfma -mf16c: include it only from *_avx2.cpp files"
+#endif
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "cpu_ref/exp_approx.h"
+#include "cpu_ref/half_convert.h"
+#include "cpu_ref/vector_kernels.h"
+
+namespace hal::cpu_ref::avx2 {
+
+// The 8-wide helpers must inline: called across a function boundary, every
+// live vector register is spilled (all ymm are caller-saved) and constants are
+// reloaded, which made the fused loops two to three times slower.
+#define HAL_ALWAYS_INLINE inline __attribute__((always_inline))
+// On the table entries: everything they call inlines (lambdas and function
+// arguments included), except what is marked noinline.
+#define HAL_FLATTEN [[gnu::flatten]]
+
+constexpr std::int64_t kW = 8;
+
+// Copies the last n < 8 floats into a zero-padded vector.
+HAL_ALWAYS_INLINE __m256 load_tail(const float* x, std::int64_t n) {
+  alignas(32) float buf[kW] = {};
+  std::memcpy(buf, x, static_cast<std::size_t>(n) * sizeof(float));
+  return _mm256_load_ps(buf);
+}
+
+HAL_ALWAYS_INLINE void store_tail(float* y, __m256 v, std::int64_t n) {
+  alignas(32) float buf[kW];
+  _mm256_store_ps(buf, v);
+  std::memcpy(y, buf, static_cast<std::size_t>(n) * sizeof(float));
+}
+
+// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as rows::combine_lanes.
+HAL_ALWAYS_INLINE float combine_lanes(__m256 acc) {
+  alignas(32) float l[kW];
+  _mm256_store_ps(l, acc);
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+
+// exp_approx.h's algorithm, 8 lanes, with FMA. n = round(x log2e) comes from
+// adding 1.5 * 2^23 (the rounding add leaves n in the low mantissa bits, and
+// (bits + 127) << 23 is then 2^n: the magic's own bits shift out), and the
+// polynomial is 1 + r (1 + r P(r)) in Horner form.
+//
+// The common case |x| < 86 needs no clamp and one power-of-two multiply (n in
+// [-125, 125]). A vector holding anything else (large, NaN, inf) takes the
+// general path: clamp to [-104, 89] and scale by two powers of two, so
+// subnormal results round once and overflow gives +inf. For |x| < 86 both
+// paths compute the same bits, so a lane's result does not depend on its
+// neighbours.
+HAL_ALWAYS_INLINE __m256 exp_poly8(__m256 x, __m256& t) {
+  using namespace exp_approx;
+  const __m256 magic = _mm256_set1_ps(kRoundMagic);
+  t = _mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), magic);
+  const __m256 n = _mm256_sub_ps(t, magic);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kP0);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  p = _mm256_fmadd_ps(p, r, one);
+  return _mm256_fmadd_ps(p, r, one);
+}
+
+// Rare (a lane out of range, inf or NaN): kept out of line so the hot loops
+// stay small.
+inline __attribute__((noinline)) __m256 exp8_general(__m256 x) {
+  using namespace exp_approx;
+  // min/max return their second operand when either is NaN: NaN passes.
+  x = _mm256_min_ps(_mm256_set1_ps(kHi), x);
+  x = _mm256_max_ps(_mm256_set1_ps(kLo), x);
+  __m256 t;
+  const __m256 e = exp_poly8(x, t);
+  // n in [-150, 128] as n1 + n2, each a normal power of two; a NaN lane's
+  // garbage exponent is harmless, e is NaN there.
+  const __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(_mm256_set1_ps(kRoundMagic)));
+  const __m256i k1 = _mm256_srai_epi32(k, 1);
+  const __m256i k2 = _mm256_sub_epi32(k, k1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(e, s1), s2);
+}
+
+HAL_ALWAYS_INLINE __m256 exp8(__m256 x) {
+  const __m256 abs = _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
+  if (_mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(86.0f), _CMP_NLT_UQ)) != 0) return exp8_general(x);
+  __m256 t;
+  const __m256 e = exp_poly8(x, t);
+  // e * 2^n as an integer add of n to e's exponent field: exact, hence the
+  // multiply's bits, while the result is normal (here n is in [-125, 125] and
+  // e in [0.7, 1.5]); it frees an FMA-port slot, the port exp is bound by.
+  // t's bits are magic + n; shifted left by 23 the magic's bits leave.
+  return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(e), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
+}
+
+// exp8 of two vectors, the steps of the two interleaved: the polynomial is a
+// chain of dependent FMAs, and a single chain leaves the FMA ports idle
+// (about 25% slower per element here). One range test covers both: when
+// either needs the general path both take it (the same bits for |x| < 86).
+HAL_ALWAYS_INLINE void exp8x2(__m256& x0, __m256& x1) {
+  using namespace exp_approx;
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 big = _mm256_max_ps(_mm256_and_ps(x0, abs_mask), _mm256_and_ps(x1, abs_mask));
+  // max_ps passes its second operand on NaN: test x0's and x1's NaN lanes too.
+  const __m256 out = _mm256_or_ps(_mm256_cmp_ps(big, _mm256_set1_ps(86.0f), _CMP_NLT_UQ),
+                                  _mm256_cmp_ps(x0, x1, _CMP_UNORD_Q));
+  if (_mm256_movemask_ps(out) != 0) {
+    x0 = exp8_general(x0);
+    x1 = exp8_general(x1);
+    return;
+  }
+  const __m256 magic = _mm256_set1_ps(kRoundMagic), log2e = _mm256_set1_ps(kLog2e);
+  const __m256 ln2_hi = _mm256_set1_ps(kLn2Hi), ln2_lo = _mm256_set1_ps(kLn2Lo);
+  const __m256 t0 = _mm256_fmadd_ps(x0, log2e, magic), t1 = _mm256_fmadd_ps(x1, log2e, magic);
+  const __m256 n0 = _mm256_sub_ps(t0, magic), n1 = _mm256_sub_ps(t1, magic);
+  __m256 r0 = _mm256_fnmadd_ps(n0, ln2_hi, x0), r1 = _mm256_fnmadd_ps(n1, ln2_hi, x1);
+  r0 = _mm256_fnmadd_ps(n0, ln2_lo, r0);
+  r1 = _mm256_fnmadd_ps(n1, ln2_lo, r1);
+  const __m256 c1 = _mm256_set1_ps(kP1);
+  __m256 p0 = _mm256_fmadd_ps(_mm256_set1_ps(kP0), r0, c1), p1 = _mm256_fmadd_ps(_mm256_set1_ps(kP0), r1, c1);
+  const auto step = [&](float c) {
+    const __m256 cv = _mm256_set1_ps(c);
+    p0 = _mm256_fmadd_ps(p0, r0, cv);
+    p1 = _mm256_fmadd_ps(p1, r1, cv);
+  };
+  step(kP2);
+  step(kP3);
+  step(kP4);
+  step(1.0f);
+  step(1.0f);
+  x0 = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p0), _mm256_slli_epi32(_mm256_castps_si256(t0), 23)));
+  x1 = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p1), _mm256_slli_epi32(_mm256_castps_si256(t1), 23)));
+}
+
+HAL_ALWAYS_INLINE __m256 sigmoid8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 e = exp8(_mm256_xor_ps(x, _mm256_set1_ps(-0.0f)));
+  return _mm256_div_ps(one, _mm256_add_ps(one, e));
+}
+
+HAL_ALWAYS_INLINE __m256 silu8(__m256 x) { return _mm256_mul_ps(x, sigmoid8(x)); }
+
+// Two-vector forms (exp8x2's interleaving), lane for lane the bits of the
+// one-vector ones.
+HAL_ALWAYS_INLINE void sigmoid8x2(__m256& x0, __m256& x1) {
+  const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+  __m256 e0 = _mm256_xor_ps(x0, sign), e1 = _mm256_xor_ps(x1, sign);
+  exp8x2(e0, e1);
+  x0 = _mm256_div_ps(one, _mm256_add_ps(one, e0));
+  x1 = _mm256_div_ps(one, _mm256_add_ps(one, e1));
+}
+
+HAL_ALWAYS_INLINE void silu8x2(__m256& x0, __m256& x1) {
+  __m256 s0 = x0, s1 = x1;
+  sigmoid8x2(s0, s1);
+  x0 = _mm256_mul_ps(x0, s0);
+  x1 = _mm256_mul_ps(x1, s1);
+}
+
+// The unary maps as functors for the fused loops: operator() on one vector
+// (the second operand is ignored), pair() on two at once.
+template <__m256 (*kOne)(__m256), void (*kPair)(__m256&, __m256&)> struct UnaryMap {
+  HAL_ALWAYS_INLINE __m256 operator()(__m256 v, __m256) const { return kOne(v); }
+  HAL_ALWAYS_INLINE void pair(__m256& v0, __m256& v1) const { kPair(v0, v1); }
+};
+
+// y = f(x) for 8-wide f, with the padded tail.
+template <class F> inline void map1(const float* x, float* y, std::int64_t n, F f) {
+  std::int64_t i = 0;
+  for (; i + kW <= n; i += kW) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
+  if (i < n) store_tail(y + i, f(load_tail(x + i, n - i)), n - i);
+}
+
+template <class F> inline void map2(const float* a, const float* b, float* y, std::int64_t n, F f) {
+  std::int64_t i = 0;
+  for (; i + kW <= n; i += kW) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+  if (i < n) store_tail(y + i, f(load_tail(a + i, n - i), load_tail(b + i, n - i)), n - i);
+}
+
+// The 32 lanes of rows_math.h's fixed-order sums as four vectors: lane 8j + l
+// of the order is lane l of vector j. Four independent add chains: with one
+// vector every add waits for the one before (3 cycles per 8 elements, which
+// bounded the norms' sums).
+struct LaneSums {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+  HAL_ALWAYS_INLINE void add4(__m256 v0, __m256 v1, __m256 v2, __m256 v3) {
+    a0 = _mm256_add_ps(a0, v0);
+    a1 = _mm256_add_ps(a1, v1);
+    a2 = _mm256_add_ps(a2, v2);
+    a3 = _mm256_add_ps(a3, v3);
+  }
+  // Adds v to vector j (0..3).
+  HAL_ALWAYS_INLINE void add(std::int64_t j, __m256 v) {
+    switch (j) {
+      case 0: a0 = _mm256_add_ps(a0, v); break;
+      case 1: a1 = _mm256_add_ps(a1, v); break;
+      case 2: a2 = _mm256_add_ps(a2, v); break;
+      default: a3 = _mm256_add_ps(a3, v); break;
+    }
+  }
+  // rows::combine_lanes: the four groups lane by lane, then the eight lanes.
+  HAL_ALWAYS_INLINE float total() const {
+    return combine_lanes(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  }
+};
+
+// The fixed-order sum over a run of n: value(i) gives the 8 terms from element
+// i of the whole vectors, in order; tail(i) those of the last, partial one
+// (its padded lanes must be +0: adding +0 leaves every lane's bits unchanged,
+// as a lane sum starting at +0 is never -0).
+template <class Value, class Tail> HAL_ALWAYS_INLINE float lane_sum_run(std::int64_t n, Value value, Tail tail) {
+  LaneSums sums;
+  std::int64_t i = 0;
+  for (; i + 4 * kW <= n; i += 4 * kW) {
+    const __m256 v0 = value(i), v1 = value(i + kW), v2 = value(i + 2 * kW), v3 = value(i + 3 * kW);
+    sums.add4(v0, v1, v2, v3);
+  }
+  for (; i + kW <= n; i += kW) sums.add((i / kW) % 4, value(i));
+  if (i < n) sums.add((i / kW) % 4, tail(i));
+  return sums.total();
+}
+
+// The lanes of a partial last vector of `rest` < 8 elements, as a mask.
+HAL_ALWAYS_INLINE __m256 first_lanes(std::int64_t rest) {
+  return _mm256_castsi256_ps(
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+}
+
+// Fixed-order sum of f(x[i]) over the run; the padded tail lanes add f(0),
+// which `f` must map to +0.
+template <class F> inline float reduce1(const float* x, std::int64_t n, F f) {
+  return lane_sum_run(
+      n, [&](std::int64_t i) { return f(_mm256_loadu_ps(x + i)); },
+      [&](std::int64_t i) { return _mm256_and_ps(first_lanes(n - i), f(load_tail(x + i, n - i))); });
+}
+
+// Eight floats to bf16 bits in the low 16 bits of each 32-bit lane.
+HAL_ALWAYS_INLINE __m256i bf16_round8(__m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
+  // One unordered compare finds the NaN lanes (|u| > 0x7f800000 as integers).
+  const __m256 is_nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+  return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(rounded), _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff)), is_nan));
+}
+
+// Sixteen floats to bf16 / f16 bits, in order, bit for bit the scalar
+// converters. bf16: packus works per 128-bit half ([lo0-3 hi0-3 | lo4-7
+// hi4-7]); the permute puts the quarters back in order. f16: vcvtps2ph keeps a
+// NaN's sign and payload where hal gives 0x7FFF, so a chunk holding a NaN goes
+// the scalar way.
+HAL_ALWAYS_INLINE __m256i bf16_pack16(const float* in) {
+  const __m256i lo = bf16_round8(_mm256_loadu_ps(in));
+  const __m256i hi = bf16_round8(_mm256_loadu_ps(in + kW));
+  return _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xD8);
+}
+
+HAL_ALWAYS_INLINE __m256i f16_pack16(const float* in) {
+  const __m256 a = _mm256_loadu_ps(in), b = _mm256_loadu_ps(in + kW);
+  if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(b, b, _CMP_UNORD_Q))) != 0) {
+    alignas(32) std::uint16_t h[2 * kW];
+    for (std::int64_t j = 0; j < 2 * kW; ++j) h[j] = float_to_f16_bits(in[j]);
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(h));
+  }
+  return _mm256_set_m128i(_mm256_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT), _mm256_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT));
+}
+
+// Eight elements of src (f32, bf16 or f16) at index i, widened exactly. The
+// dtype is a template parameter so that the loops carry no per-vector branch.
+template <DType T> HAL_ALWAYS_INLINE __m256 load8_of(const void* src, std::int64_t i) {
+  if constexpr (T == DType::f32) return _mm256_loadu_ps(static_cast<const float*>(src) + i);
+  const auto* s = static_cast<const std::uint16_t*>(src) + i;
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  if constexpr (T == DType::bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  if (_mm_movemask_epi8(_mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00))) != 0) {
+    alignas(32) float f[kW];
+    for (std::int64_t j = 0; j < kW; ++j) f[j] = f16_bits_to_float(s[j]);
+    return _mm256_load_ps(f);
+  }
+  return _mm256_cvtph_ps(h);
+}
+
+// Calls body.template operator()<T>() with t's vector dtype as T: the one
+// per-call dtype dispatch of the fused loops.
+template <class Body> HAL_ALWAYS_INLINE decltype(auto) with_vector_dtype(DType t, Body&& body) {
+  if (t == DType::f32) return body.template operator()<DType::f32>();
+  if (t == DType::bf16) return body.template operator()<DType::bf16>();
+  return body.template operator()<DType::f16>();
+}
+
+// Eight results into dst (dtype T) at element i, rounded as narrow rounds;
+// streaming needs dst + i aligned (32 bytes for f32, 16 for 16-bit types).
+// The dtype and the store kind are template parameters so that the loops
+// below carry no per-vector branch and keep their constants in registers.
+template <DType T, bool kStream> HAL_ALWAYS_INLINE void store8(void* dst, std::int64_t i, __m256 v) {
+  if constexpr (T == DType::f32) {
+    float* p = static_cast<float*>(dst) + i;
+    if constexpr (kStream) _mm256_stream_ps(p, v);
+    else _mm256_storeu_ps(p, v);
+    return;
+  } else {
+    auto* p = reinterpret_cast<__m128i*>(static_cast<std::uint16_t*>(dst) + i);
+    __m128i h;
+    if constexpr (T == DType::bf16) {
+      const __m256i r = bf16_round8(v);
+      h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
+    } else if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+      alignas(32) float f[kW];
+      alignas(16) std::uint16_t b[kW];
+      _mm256_store_ps(f, v);
+      for (std::int64_t j = 0; j < kW; ++j) b[j] = float_to_f16_bits(f[j]);
+      h = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
+    } else {
+      h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    }
+    if constexpr (kStream) _mm_stream_si128(p, h);
+    else _mm_storeu_si128(p, h);
+  }
+}
+
+// Sixteen bf16 results at element i, one 32-byte store (aligned when
+// streaming): the same bits as two store8, fewer shuffles and stores.
+template <bool kStream> HAL_ALWAYS_INLINE void store16_bf16(void* dst, std::int64_t i, __m256 lo, __m256 hi) {
+  auto* p = reinterpret_cast<__m256i*>(static_cast<std::uint16_t*>(dst) + i);
+  const __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(bf16_round8(lo), bf16_round8(hi)), 0xD8);
+  if constexpr (kStream) _mm256_stream_si256(p, h);
+  else _mm256_storeu_si256(p, h);
+}
+
+// widen / narrow of the table (vector_kernels.h), for the padded heads and
+// tails of the fused loops; defined in vector_kernels_avx2.cpp.
+void widen(const void* src, DType t, std::int64_t n, float* out);
+void narrow(void* dst, DType t, std::int64_t n, const float* in);
+
+// VectorKernels::map1_fused / map2_fused (vector_fused_avx2.cpp).
+void map1_fused(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming);
+void map2_fused(FusedOp op, const void* a, const void* b, DType t, void* y, std::int64_t n, bool streaming);
+
+}  // namespace hal::cpu_ref::avx2

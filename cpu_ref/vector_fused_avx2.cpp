@@ -1,0 +1,166 @@
+// The fused elementwise maps of the AVX2 table (VectorKernels::map1_fused /
+// map2_fused): widen + op + narrow in registers over contiguous runs of one
+// dtype, and table lookups for the unary maps of 16-bit runs. Compiled with
+// -mavx2 -mfma -mf16c (cpu_ref/CMakeLists.txt).
+#include "cpu_ref/unary_table16.h"
+#include "cpu_ref/vector_avx2.h"
+
+namespace hal::cpu_ref::avx2 {
+
+namespace {
+
+// y[i] = f(a[i], b[i]) for 8-wide f, operands and result of dtype T, the
+// whole-vector part from element i on; returns where it stopped (< 8 left).
+template <DType T, bool kStream, class F>
+inline std::int64_t fused2_body(const void* a, const void* b, void* d, std::int64_t i, std::int64_t n, F f) {
+  const auto at = [&](std::int64_t k) { return f(load8_of<T>(a, k), load8_of<T>(b, k)); };
+  if constexpr (requires(__m256 v) { f.pair(v, v); }) {  // a unary map with a two-vector form
+    for (; i + 2 * kW <= n; i += 2 * kW) {
+      __m256 v0 = load8_of<T>(a, i), v1 = load8_of<T>(a, i + kW);
+      f.pair(v0, v1);
+      if constexpr (T == DType::bf16) {
+        store16_bf16<kStream>(d, i, v0, v1);
+      } else {
+        store8<T, kStream>(d, i, v0);
+        store8<T, kStream>(d, i + kW, v1);
+      }
+    }
+  } else if constexpr (T == DType::bf16)
+    for (; i + 2 * kW <= n; i += 2 * kW) store16_bf16<kStream>(d, i, at(i), at(i + kW));
+  for (; i + kW <= n; i += kW) store8<T, kStream>(d, i, at(i));
+  return i;
+}
+
+// The head (streaming: up to a 32-byte boundary, at most 16 elements) and the
+// tail go through zero-padded 8-float buffers, widened and narrowed by the
+// table's widen / narrow: each lane is computed by the same f on the same
+// value wherever it lies, which is what the general path does too.
+template <DType T, class F>
+inline void fused2_padded(const void* a, const void* b, void* d, std::int64_t from, std::int64_t to, F f) {
+  constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
+  alignas(32) float fa[kW], fb[kW];
+  for (std::int64_t h = from; h < to; h += kW) {
+    const std::int64_t len = std::min<std::int64_t>(kW, to - h);
+    std::memset(fa, 0, sizeof fa);
+    std::memset(fb, 0, sizeof fb);
+    widen(static_cast<const char*>(a) + h * esize, T, len, fa);
+    widen(static_cast<const char*>(b) + h * esize, T, len, fb);
+    _mm256_store_ps(fa, f(_mm256_load_ps(fa), _mm256_load_ps(fb)));
+    narrow(static_cast<char*>(d) + h * esize, T, len, fa);
+  }
+}
+
+template <DType T, class F>
+inline void fused2_typed(const void* a, const void* b, void* d, std::int64_t n, bool streaming, F f) {
+  constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
+  std::int64_t head = 0;
+  if (streaming) {
+    const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(d) & 31);
+    if (mis % esize != 0) streaming = false;  // misaligned elements: never for real tensors
+    else head = std::min(n, ((32 - mis) & 31) / esize);
+  }
+  fused2_padded<T>(a, b, d, 0, head, f);
+  const std::int64_t i = streaming ? fused2_body<T, true>(a, b, d, head, n, f) : fused2_body<T, false>(a, b, d, head, n, f);
+  fused2_padded<T>(a, b, d, i, n, f);
+  if (streaming) _mm_sfence();
+}
+
+template <class F>
+inline void fused2(const void* a, const void* b, DType t, void* d, std::int64_t n, bool streaming, F f) {
+  if (n <= 0) return;
+  if (t == DType::f32) fused2_typed<DType::f32>(a, b, d, n, streaming, f);
+  else if (t == DType::bf16) fused2_typed<DType::bf16>(a, b, d, n, streaming, f);
+  else fused2_typed<DType::f16>(a, b, d, n, streaming, f);
+}
+
+// IEEE 754-2019 maximum / minimum as binary.cpp's nan_maximum / nan_minimum:
+// a when a is NaN, else b when b is NaN; -0 orders below +0. The blend keeps
+// the chosen operand's bits (NaN payloads included).
+HAL_ALWAYS_INLINE __m256 nan_maximum8(__m256 a, __m256 b) {
+  const __m256 take_a = _mm256_or_ps(
+      _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)),
+      _mm256_andnot_ps(a, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)));  // equal and a not negative (top bit only)
+  return _mm256_blendv_ps(b, a, take_a);
+}
+
+HAL_ALWAYS_INLINE __m256 nan_minimum8(__m256 a, __m256 b) {
+  const __m256 take_a = _mm256_or_ps(
+      _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)),
+      _mm256_and_ps(a, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)));  // equal and a negative (top bit only)
+  return _mm256_blendv_ps(b, a, take_a);
+}
+
+// The op is chosen once per call; each case is its own loop.
+HAL_FLATTEN void map2_fused_run(FusedOp op, const void* a, const void* b, DType t, void* y, std::int64_t n, bool streaming) {
+  switch (op) {
+    case FusedOp::add: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_add_ps(u, v); });
+    case FusedOp::sub: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_sub_ps(u, v); });
+    case FusedOp::mul: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_mul_ps(u, v); });
+    case FusedOp::div: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return _mm256_div_ps(u, v); });
+    case FusedOp::maximum: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return nan_maximum8(u, v); });
+    case FusedOp::minimum: return fused2(a, b, t, y, n, streaming, [](__m256 u, __m256 v) { return nan_minimum8(u, v); });
+    case FusedOp::swiglu:
+      return fused2(a, b, t, y, n, streaming, [](__m256 g, __m256 u) { return _mm256_mul_ps(silu8(g), u); });
+    default: return;  // not a binary op: callers never pass one
+  }
+}
+
+// y[i] = table[x[i]] over a 16-bit run (unary_table16.h), four elements per
+// step through 64-bit words: scalar loads beat AVX2 gathers here (vpgatherdd
+// is microcoded on AMD; about 1.4x slower per element on the 2-core VM).
+// Streaming writes each word with movnti (write-combined into whole lines).
+template <bool kStream>
+HAL_ALWAYS_INLINE std::int64_t lookup16_body(const std::uint16_t* table, const std::uint16_t* x, std::uint16_t* y,
+                                             std::int64_t i, std::int64_t n) {
+  for (; i + 4 <= n; i += 4) {
+    std::uint64_t in;
+    std::memcpy(&in, x + i, sizeof in);
+    const std::uint64_t out = std::uint64_t{table[in & 0xffff]} | (std::uint64_t{table[(in >> 16) & 0xffff]} << 16) |
+                              (std::uint64_t{table[(in >> 32) & 0xffff]} << 32) | (std::uint64_t{table[in >> 48]} << 48);
+    if constexpr (kStream) _mm_stream_si64(reinterpret_cast<long long*>(y + i), static_cast<long long>(out));
+    else std::memcpy(y + i, &out, sizeof out);
+  }
+  return i;
+}
+
+void lookup16(const std::uint16_t* table, const void* src, void* dst, std::int64_t n, bool streaming) {
+  const auto* x = static_cast<const std::uint16_t*>(src);
+  auto* y = static_cast<std::uint16_t*>(dst);
+  std::int64_t i = 0;
+  if (streaming) {  // movnti needs an 8-byte aligned y + i
+    const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(y) & 7);
+    if (mis % 2 != 0) streaming = false;  // misaligned elements: never for real tensors
+    else for (const std::int64_t head = std::min(n, ((8 - mis) & 7) / 2); i < head; ++i) y[i] = table[x[i]];
+  }
+  i = streaming ? lookup16_body<true>(table, x, y, i, n) : lookup16_body<false>(table, x, y, i, n);
+  for (; i < n; ++i) y[i] = table[x[i]];
+  if (streaming) _mm_sfence();
+}
+
+// Unary ops: 16-bit runs look the result up (unary_table16.h); f32 runs reuse
+// the binary loops with b = x, ignored.
+HAL_FLATTEN void map1_fused_run(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming) {
+  if (t != DType::f32) {
+    static UnaryTables16 tables;
+    if (const std::uint16_t* table = tables.get(*vector_kernels_avx2(), op, t))
+      return lookup16(table, x, y, n, streaming);
+  }
+  switch (op) {
+    case FusedOp::exp: return fused2(x, x, t, y, n, streaming, UnaryMap<exp8, exp8x2>{});
+    case FusedOp::sigmoid: return fused2(x, x, t, y, n, streaming, UnaryMap<sigmoid8, sigmoid8x2>{});
+    case FusedOp::silu: return fused2(x, x, t, y, n, streaming, UnaryMap<silu8, silu8x2>{});
+    default: return;  // not a unary op: callers never pass one
+  }
+}
+
+}  // namespace
+
+void map1_fused(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming) {
+  map1_fused_run(op, x, t, y, n, streaming);
+}
+
+void map2_fused(FusedOp op, const void* a, const void* b, DType t, void* y, std::int64_t n, bool streaming) {
+  map2_fused_run(op, a, b, t, y, n, streaming);
+}
+
+}  // namespace hal::cpu_ref::avx2
