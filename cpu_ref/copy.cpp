@@ -9,7 +9,6 @@
 
 #include "cpu_ref/elementwise.h"
 #include "cpu_ref/kernels.h"
-#include "cpu_ref/rows_access.h"
 #include "cpu_ref/vector_kernels.h"
 
 namespace hal::cpu_ref {
@@ -52,7 +51,7 @@ void copy(const CopyCall& call) {
   const StridedLayout<2> layout(y.shape, {&x, &y});
   const bool same_dtype = x.dtype == y.dtype;
   const std::size_t bytes = dtype_size(y.dtype);
-  const bool streaming = rows::streams_output(y);
+  const bool streaming = streams_output(y);
   parallel_blocks(y.numel(), [&](std::int64_t start, std::int64_t n) {
     if (!same_dtype) return copy_converting_block(layout, x, y, start, n);
     switch (bytes) {

@@ -51,7 +51,7 @@ void map_elements(const std::array<const Tensor*, NIn>& inputs, const Tensor& y,
   for (int k = 0; k < NIn; ++k) views[k] = inputs[k];
   views[NIn] = &y;
   const StridedLayout<NIn + 1> layout(y.shape, views);
-  const bool streaming = y.numel() * static_cast<std::int64_t>(dtype_size(y.dtype)) >= kStreamingStoreBytes;
+  const bool streaming = streams_output(y);
   std::array<bool, NIn> direct{};
   if constexpr (std::is_same_v<T, float>)
     for (int k = 0; k < NIn; ++k) direct[k] = layout.contiguous[k] && inputs[k]->dtype == DType::f32;
@@ -113,7 +113,7 @@ bool map_elements_fused(const std::array<const Tensor*, NIn>& inputs, const Tens
     const char* src = at(k);
     if (src != dst && src < dst + numel * esize && dst < src + numel * esize) return false;
   }
-  const bool streaming = numel * esize >= kStreamingStoreBytes;
+  const bool streaming = streams_output(y);
   parallel_blocks(
       numel,
       [&](std::int64_t start, std::int64_t n) {

@@ -84,7 +84,7 @@ template <class T> void norm_typed(const NormCall& call) {
   const T eps = static_cast<T>(call.eps);
   const T length = static_cast<T>(d);
 
-  const bool streaming = rows::streams_output(y);
+  const bool streaming = streams_output(y);
   rows::parallel_rows(count, 4 * d + 1, [&](std::int64_t begin, std::int64_t end) {
     // Uninitialised scratch: gather writes all of it before it is read.
     const std::unique_ptr<T[]> v(new T[static_cast<std::size_t>(d)]);

@@ -126,10 +126,6 @@ inline PrefetchHint row_hint(const Tensor& x, std::int64_t start, std::int64_t s
   return {static_cast<const char*>(x.data) + start * esize, n * esize};
 }
 
-// Whether a row kernel should write y with streaming stores.
-inline bool streams_output(const Tensor& y) {
-  return y.numel() * static_cast<std::int64_t>(dtype_size(y.dtype)) >= kStreamingStoreBytes;
-}
 
 // Shape of the outer dimensions when axis `axis` is the row axis.
 inline Shape without_axis(const Dims& dims, int axis) {

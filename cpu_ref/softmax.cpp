@@ -130,7 +130,7 @@ template <class T> void softmax_typed(const SoftmaxCall& call) {
   const std::int64_t count = checked_numel(outer);
   const T scale = static_cast<T>(call.scale);
 
-  const bool streaming = rows::streams_output(y);
+  const bool streaming = streams_output(y);
   rows::parallel_rows(count, 4 * lk + 1, [&](std::int64_t begin, std::int64_t end) {
     // Uninitialised scratch (every entry read is written first): zeroing it
     // per task would be a pass over memory of its own. fp32 softmax works in

@@ -37,6 +37,15 @@ namespace hal::cpu_ref::avx2 {
 
 constexpr std::int64_t kW = 8;
 
+// The elements (of esize bytes, at most n) a streaming loop stores plainly
+// before dst reaches an `align`-byte boundary (a power of two); -1 when dst is
+// not even element-aligned (never for real tensors): then store plainly.
+HAL_ALWAYS_INLINE std::int64_t streaming_head(const void* dst, std::int64_t esize, std::int64_t align, std::int64_t n) {
+  const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst) & static_cast<std::uintptr_t>(align - 1));
+  if (mis % esize != 0) return -1;
+  return std::min(n, ((align - mis) & (align - 1)) / esize);
+}
+
 // Copies the last n < 8 floats into a zero-padded vector.
 HAL_ALWAYS_INLINE __m256 load_tail(const float* x, std::int64_t n) {
   alignas(32) float buf[kW] = {};

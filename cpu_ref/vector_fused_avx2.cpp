@@ -53,11 +53,10 @@ inline void fused2_padded(const void* a, const void* b, void* d, std::int64_t fr
 template <DType T, class F>
 inline void fused2_typed(const void* a, const void* b, void* d, std::int64_t n, bool streaming, F f) {
   constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
-  std::int64_t head = 0;
-  if (streaming) {
-    const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(d) & 31);
-    if (mis % esize != 0) streaming = false;  // misaligned elements: never for real tensors
-    else head = std::min(n, ((32 - mis) & 31) / esize);
+  std::int64_t head = streaming ? streaming_head(d, esize, 32, n) : 0;
+  if (head < 0) {  // misaligned elements: store plainly
+    streaming = false;
+    head = 0;
   }
   fused2_padded<T>(a, b, d, 0, head, f);
   const std::int64_t i = streaming ? fused2_body<T, true>(a, b, d, head, n, f) : fused2_body<T, false>(a, b, d, head, n, f);
@@ -128,9 +127,9 @@ void lookup16(const std::uint16_t* table, const void* src, void* dst, std::int64
   auto* y = static_cast<std::uint16_t*>(dst);
   std::int64_t i = 0;
   if (streaming) {  // movnti needs an 8-byte aligned y + i
-    const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(y) & 7);
-    if (mis % 2 != 0) streaming = false;  // misaligned elements: never for real tensors
-    else for (const std::int64_t head = std::min(n, ((8 - mis) & 7) / 2); i < head; ++i) y[i] = table[x[i]];
+    const std::int64_t head = streaming_head(y, 2, 8, n);
+    if (head < 0) streaming = false;
+    for (; i < head; ++i) y[i] = table[x[i]];
   }
   i = streaming ? lookup16_body<true>(table, x, y, i, n) : lookup16_body<false>(table, x, y, i, n);
   for (; i < n; ++i) y[i] = table[x[i]];

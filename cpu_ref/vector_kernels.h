@@ -19,6 +19,7 @@
 
 #include "cpu_ref/prefetch.h"
 #include "hal/dtype.h"
+#include "hal/tensor.h"
 
 namespace hal::cpu_ref {
 
@@ -118,6 +119,11 @@ const VectorKernels& vector_kernels();
 // Outputs at least this large are written with narrow_streaming: far beyond
 // what the caches keep for the next op, so the stores would only evict.
 inline constexpr std::int64_t kStreamingStoreBytes = std::int64_t{16} << 20;
+
+// Whether a kernel writing y should use streaming stores.
+inline bool streams_output(const Tensor& y) {
+  return y.numel() * static_cast<std::int64_t>(dtype_size(y.dtype)) >= kStreamingStoreBytes;
+}
 
 // True when t has a widen/narrow entry (f32, bf16, f16).
 inline bool vector_dtype(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }

@@ -76,9 +76,8 @@ HAL_FLATTEN void narrow_streaming(void* dst, DType t, std::int64_t n, const floa
   auto* d = static_cast<char*>(dst);
   const std::int64_t esize = t == DType::f32 ? 4 : 2;
   // Plain stores up to a 32-byte boundary, streaming 32-byte chunks, plain tail.
-  std::int64_t head = (32 - static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(d) & 31)) & 31;
-  if (head % esize != 0) return narrow(dst, t, n, in);  // misaligned elements: never for real tensors
-  head = std::min(head / esize, n);
+  const std::int64_t head = streaming_head(d, esize, 32, n);
+  if (head < 0) return narrow(dst, t, n, in);
   narrow(d, t, head, in);
   std::int64_t i = head;
   if (t == DType::f32) {
@@ -98,8 +97,7 @@ HAL_FLATTEN void copy_streaming(void* dst, const void* src, std::int64_t bytes) 
   if (bytes <= 0) return;
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
-  const std::int64_t head =
-      std::min(bytes, static_cast<std::int64_t>((32 - (reinterpret_cast<std::uintptr_t>(d) & 31)) & 31));
+  const std::int64_t head = streaming_head(d, 1, 32, bytes);
   std::memcpy(d, s, static_cast<std::size_t>(head));
   std::int64_t i = head;
   const auto load = [&](std::int64_t k) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k)); };
@@ -313,13 +311,11 @@ inline void map3_narrow(const float* a, const float* b, const float* c, void* ds
                         bool streaming, F f, PrefetchHint next = {}) {
   SpreadPrefetch prefetch(next, n);
   const auto esize = static_cast<std::int64_t>(dtype_size(t));
-  constexpr std::int64_t align = 32;
   auto* d = static_cast<char*>(dst);
-  std::int64_t head = 0;
-  if (streaming) {
-    const auto mis = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(d) & static_cast<std::uintptr_t>(align - 1));
-    if (mis % esize != 0) streaming = false;  // misaligned elements: never for real tensors
-    else head = std::min(n, ((align - mis) & (align - 1)) / esize);
+  std::int64_t head = streaming ? streaming_head(d, esize, 32, n) : 0;
+  if (head < 0) {  // misaligned elements: store plainly
+    streaming = false;
+    head = 0;
   }
   alignas(32) float buf[kW];
   for (std::int64_t h = 0; h < head; h += kW) {  // at most 16 elements: two padded vectors
