@@ -3,6 +3,8 @@
 // are in vector_fused_avx2.cpp, the 8-wide building blocks in vector_avx2.h.
 // Compiled with -mavx2 -mfma -mf16c (cpu_ref/CMakeLists.txt); only called
 // after cpu_features() reported all three.
+#include <bit>
+
 #include "cpu_ref/vector_avx2.h"
 
 namespace hal::cpu_ref {
@@ -160,34 +162,80 @@ HAL_FLATTEN float sum_squared_deviations_run(const float* x, float mean, std::in
   });
 }
 
+// exp_shifted_sum with exp8's range test per pair of vectors: for rows where
+// some x - m is out of exp8_in_range's range.
+__attribute__((noinline)) float exp_shifted_sum_checked(const float* x, float m, float* y, std::int64_t n) {
+  const __m256 mv = _mm256_set1_ps(m);
+  LaneSums sums;
+  std::int64_t i = 0;
+  for (; i + 2 * kW <= n; i += 2 * kW) {
+    __m256 e0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), mv), e1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + kW), mv);
+    exp8x2(e0, e1);
+    _mm256_storeu_ps(y + i, e0);
+    _mm256_storeu_ps(y + i + kW, e1);
+    sums.add((i / kW) % 4, e0);
+    sums.add((i / kW + 1) % 4, e1);
+  }
+  for (; i < n; i += kW) {
+    const std::int64_t rest = std::min(n - i, kW);
+    const __m256 e = _mm256_and_ps(first_lanes(rest), exp8(_mm256_sub_ps(load_tail(x + i, rest), mv)));
+    store_tail(y + i, e, rest);
+    sums.add((i / kW) % 4, e);
+  }
+  return sums.total();
+}
+
+// Whether every x[i] - m (as computed in fp32) is in exp8_in_range's range:
+// the largest |x - m| as integer bits, where NaN orders above inf above every
+// number, two chains.
+HAL_ALWAYS_INLINE bool exp_shifted_in_range(const float* x, float m, std::int64_t n) {
+  const __m256 mv = _mm256_set1_ps(m);
+  __m256i a = _mm256_setzero_si256(), b = _mm256_setzero_si256();
+  const auto bits = [mv](__m256 v) { return _mm256_castps_si256(abs8(_mm256_sub_ps(v, mv))); };
+  std::int64_t i = 0;
+  for (; i + 2 * kW <= n; i += 2 * kW) {
+    a = _mm256_max_epi32(a, bits(_mm256_loadu_ps(x + i)));
+    b = _mm256_max_epi32(b, bits(_mm256_loadu_ps(x + i + kW)));
+  }
+  for (; i < n; i += kW) {
+    const std::int64_t rest = std::min(n - i, kW);
+    a = _mm256_max_epi32(a, _mm256_and_si256(_mm256_castps_si256(first_lanes(rest)), bits(load_tail(x + i, rest))));
+  }
+  const __m256i limit = _mm256_set1_epi32(std::bit_cast<std::int32_t>(86.0f) - 1);
+  return _mm256_movemask_epi8(_mm256_cmpgt_epi32(_mm256_max_epi32(a, b), limit)) == 0;
+}
+
+// Softmax's exp pass. The range test is a pass of its own over the row (x is
+// in L1 here, and y may be x itself, so the test must come first); the main
+// loop then runs four vectors at a time with no test or branch inside: with
+// a test and an out-of-line general path per pair it was latency-bound, and
+// every constant was reloaded per step (about 25% slower per element). For
+// softmax (m the row's max) only rows spanning 86 or more, or holding -inf or
+// NaN, take exp_shifted_sum_checked; lanes in range give the same bits in
+// both loops.
 HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n, PrefetchHint next) {
+  if (!exp_shifted_in_range(x, m, n)) return exp_shifted_sum_checked(x, m, y, n);
   const __m256 mv = _mm256_set1_ps(m);
   SpreadPrefetch prefetch(next, n);
   LaneSums sums;
   std::int64_t i = 0;
   for (; i + 4 * kW <= n; i += 4 * kW) {
     prefetch.at(i);
-    __m256 e0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), mv), e1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + kW), mv);
-    __m256 e2 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 2 * kW), mv);
-    __m256 e3 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 3 * kW), mv);
-    exp8x2(e0, e1);
-    exp8x2(e2, e3);
-    _mm256_storeu_ps(y + i, e0);
-    _mm256_storeu_ps(y + i + kW, e1);
-    _mm256_storeu_ps(y + i + 2 * kW, e2);
-    _mm256_storeu_ps(y + i + 3 * kW, e3);
-    sums.add4(e0, e1, e2, e3);
+    __m256 e[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) e[k] = _mm256_sub_ps(_mm256_loadu_ps(x + i + k * kW), mv);
+    exp8_in_range(e);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + i + k * kW, e[k]);
+    sums.add4(e[0], e[1], e[2], e[3]);
   }
-  for (; i + kW <= n; i += kW) {
-    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
-    _mm256_storeu_ps(y + i, e);
-    sums.add((i / kW) % 4, e);
-  }
-  if (i < n) {
-    const std::int64_t rest = n - i;
-    const __m256 e = _mm256_and_ps(first_lanes(rest), exp8(_mm256_sub_ps(load_tail(x + i, rest), mv)));
-    store_tail(y + i, e, rest);
-    sums.add((i / kW) % 4, e);
+  for (; i < n; i += kW) {
+    const std::int64_t rest = std::min(n - i, kW);
+    __m256 e[1] = {_mm256_sub_ps(load_tail(x + i, rest), mv)};
+    exp8_in_range(e);  // padded lanes may be out of range: masked off
+    e[0] = _mm256_and_ps(first_lanes(rest), e[0]);
+    store_tail(y + i, e[0], rest);
+    sums.add((i / kW) % 4, e[0]);
   }
   return sums.total();
 }

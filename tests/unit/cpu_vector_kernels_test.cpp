@@ -269,25 +269,45 @@ TEST(CpuVectorKernels, CopyStreamingCopiesTheBytesExactly) {
   }
 }
 
-// exp_shifted_sum works two vectors at a time with one range test for both;
-// each lane must still get exp's bits, and the sum sum's, with or without the
-// prefetch hint. Out-of-range shifts (< -86) sit next to in-range ones.
+// exp_shifted_sum tests the row's range first, then runs a loop with no range
+// test (AVX2) or the general one per pair; each lane must still get exp's
+// bits, and the sum sum's, with or without the prefetch hint, also in place
+// (y == x: the test must precede the writes). Rows: all in range; one
+// out-of-range shift (< -86) in the head, the middle or the tail; -inf; +inf;
+// a NaN whose payload sits in the low bits (its exponent-field arithmetic
+// would not stay NaN without the test).
 TEST(CpuVectorKernels, ExpShiftedSumEqualsExpThenSum) {
-  std::vector<float> x(301);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -std::fabs(std::sin(0.37f * static_cast<float>(i))) * 30.0f;
-  for (std::size_t i : {3u, 20u, 41u, 150u, 299u}) x[i] = -95.0f - static_cast<float>(i);
+  std::vector<float> base(301);
+  for (std::size_t i = 0; i < base.size(); ++i) base[i] = -std::fabs(std::sin(0.37f * static_cast<float>(i))) * 30.0f;
   const float m = 0.5f;
+  const float nan_low_payload = std::bit_cast<float>(0x7fc00001u);
+  struct Special {
+    std::size_t at;
+    float value;
+  };
+  const std::vector<std::vector<Special>> rows = {
+      {}, {{3, -98.0f}}, {{150, -245.0f}, {20, -115.0f}}, {{299, -394.0f}}, {{41, -INFINITY}}, {{9, INFINITY}},
+      {{17, nan_low_payload}}};
   for (const VectorKernels* k : tables()) {
     SCOPED_TRACE(k->name);
-    for (std::int64_t n : {1, 8, 15, 16, 17, 64, 301}) {
-      std::vector<float> shifted(static_cast<std::size_t>(n)), want(shifted.size()), got(shifted.size());
-      for (std::int64_t i = 0; i < n; ++i) shifted[static_cast<std::size_t>(i)] = x[static_cast<std::size_t>(i)] - m;
-      k->exp(shifted.data(), want.data(), n);
-      const float want_sum = k->sum(want.data(), n);
-      for (const PrefetchHint hint : {PrefetchHint{}, PrefetchHint{x.data(), 1200}}) {
-        const float got_sum = k->exp_shifted_sum(x.data(), m, got.data(), n, hint);
-        EXPECT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * sizeof(float))) << n;
-        EXPECT_EQ(bits(want_sum), bits(got_sum)) << n;
+    for (const auto& specials : rows) {
+      std::vector<float> x = base;
+      for (const Special& sp : specials) x[sp.at] = sp.value;
+      for (std::int64_t n : {1, 8, 15, 16, 17, 64, 301}) {
+        SCOPED_TRACE(n);
+        std::vector<float> shifted(static_cast<std::size_t>(n)), want(shifted.size()), got(shifted.size());
+        for (std::int64_t i = 0; i < n; ++i) shifted[static_cast<std::size_t>(i)] = x[static_cast<std::size_t>(i)] - m;
+        k->exp(shifted.data(), want.data(), n);
+        const float want_sum = k->sum(want.data(), n);
+        for (const PrefetchHint hint : {PrefetchHint{}, PrefetchHint{x.data(), 1200}}) {
+          const float got_sum = k->exp_shifted_sum(x.data(), m, got.data(), n, hint);
+          EXPECT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * sizeof(float)));
+          EXPECT_EQ(bits(want_sum), bits(got_sum));
+        }
+        std::vector<float> in_place(x.begin(), x.begin() + n);
+        const float in_place_sum = k->exp_shifted_sum(in_place.data(), m, in_place.data(), n, {});
+        EXPECT_EQ(0, std::memcmp(want.data(), in_place.data(), in_place.size() * sizeof(float)));
+        EXPECT_EQ(bits(want_sum), bits(in_place_sum));
       }
     }
   }
