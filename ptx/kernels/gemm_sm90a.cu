@@ -12,10 +12,15 @@
 //   full[s]  (1 arrival + TMA bytes): producer arrive.expect_tx(kStageBytes),
 //            then the two TMA loads complete exactly kStageBytes (TMA counts
 //            the whole box, out-of-bounds parts zero-filled included).
-//   empty[s] (256 arrivals): every consumer thread arrives once its wgmmas
-//            that read stage s have completed: after issuing the next
-//            k-block's wgmmas and wgmma.wait_group 1 (one k-block in flight),
-//            or wait_group 0 after a tile's last k-block.
+//   empty[s] (2 arrivals): one thread per consumer warpgroup arrives once
+//            the wgmmas that read stage s have completed: after issuing the
+//            next k-block's wgmmas and wgmma.wait_group 1 (one k-block in
+//            flight), or wait_group 0 after a tile's last k-block. A wgmma is
+//            one warpgroup-wide operation, so its completion seen by one
+//            thread is its completion for all 128. FlashAttention-3 and
+//            DeepGEMM release stages this way; FA3 measured all-thread
+//            arrivals (what this kernel did before) as a slowdown. Not yet
+//            timed on a GPU here (see bench/results).
 // Both sides walk the same (tile, k-block) sequence, so the ring index and
 // parity agree; parity flips on each ring wrap. The producer's first pass
 // waits for parity 1 of empty[s], which a fresh mbarrier reports as complete.
@@ -66,7 +71,7 @@ using Cfg = GemmSm90aConfig;
 
 #if HAL_PTX_SM90A
 
-constexpr int kConsumerThreads = 256;
+constexpr int kConsumerWarpgroups = 2;
 constexpr int kKSteps = Cfg::kBlockK / 16;  // wgmma k16 per k-block
 
 template <bool kBNMajor>
@@ -136,7 +141,7 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
       wgmma_wait<1>();  // k-block kb-1's group is done; kb's may still run
 #pragma unroll
       for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
-      if (prev_stage >= 0) empty[prev_stage].arrive();
+      if (prev_stage >= 0 && t == 0) empty[prev_stage].arrive();
       prev_stage = stage;
       if (++stage == Cfg::kStages) {
         stage = 0;
@@ -148,7 +153,7 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
     wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
-    if (prev_stage >= 0) empty[prev_stage].arrive();
+    if (prev_stage >= 0 && t == 0) empty[prev_stage].arrive();
     // Epilogue straight from the accumulator fragments (layout in
     // ptx/wgmma_sm90a.cuh), predicated at the M/N edges.
     const int64_t row0 = m0 + cw * 64 + warp * 16 + lane / 4;
@@ -182,7 +187,7 @@ __device__ __forceinline__ void run(const GemmSm90aParams& p) {
     prefetch_tensor_map(&p.b_map);
     for (int s = 0; s < Cfg::kStages; ++s) {
       full[s].init(1);
-      empty[s].init(kConsumerThreads);
+      empty[s].init(kConsumerWarpgroups);
     }
     Mbarrier::fence_init();
   }
