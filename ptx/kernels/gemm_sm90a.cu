@@ -26,7 +26,8 @@
 // waits for parity 1 of empty[s], which a fresh mbarrier reports as complete.
 //
 // Tile scheduler: persistent grid (= SM count, set by the launcher from the
-// device), tile t = blockIdx.x + i * gridDim.x, row-major over (m, n) tiles.
+// device), tile t = blockIdx.x + i * gridDim.x, in the grouped order of
+// gemm_sm90a_tile (gemm_sm90a_params.h), which both roles follow.
 //
 // Shared layout of a K-major tile: row r (of M or N) is 128 bytes (64
 // elements); TMA's 128B swizzle stores 16-byte chunk c of row r at
@@ -80,8 +81,9 @@ __device__ __forceinline__ void producer(const GemmSm90aParams& p, uint8_t* ring
   int stage = 0;
   uint32_t phase = 0;
   for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-    const int m0 = (tile / p.n_tiles) * Cfg::kBlockM;
-    const int n0 = (tile % p.n_tiles) * Cfg::kBlockN;
+    const GemmTileIndex at = gemm_sm90a_tile(tile, p.m_tiles, p.n_tiles);
+    const int m0 = at.m * Cfg::kBlockM;
+    const int n0 = at.n * Cfg::kBlockN;
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       empty[stage].wait(phase ^ 1u);
       full[stage].arrive_expect_tx(Cfg::kStageBytes);
@@ -112,8 +114,9 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
   uint32_t phase = 0;
   float acc[64];
   for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-    const int m0 = (tile / p.n_tiles) * Cfg::kBlockM;
-    const int n0 = (tile % p.n_tiles) * Cfg::kBlockN;
+    const GemmTileIndex at = gemm_sm90a_tile(tile, p.m_tiles, p.n_tiles);
+    const int m0 = at.m * Cfg::kBlockM;
+    const int n0 = at.n * Cfg::kBlockN;
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
     // One k-block of wgmma stays in flight: k-block kb's wgmmas are issued

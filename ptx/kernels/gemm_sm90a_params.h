@@ -28,6 +28,31 @@ struct GemmSm90aConfig {
   static constexpr int kSharedBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
 };
 
+// The persistent scheduler's tile order. Row-major over (m, n) tiles, the
+// ~SM-count tiles in flight at once span one or two rows of m-tiles and every
+// n-tile, so all of B streams from DRAM again for each row of A (8192^3
+// bf16: B is 128 MiB against H200's 50 MB L2). Grouped: kTileGroupM rows of
+// m-tiles at a time, walked column by column within the group, so the tiles
+// in flight share about kTileGroupM A row blocks and SM-count / kTileGroupM
+// B column blocks, which stay in L2. A bijection of [0, m_tiles * n_tiles)
+// onto the tiles (the last group may have fewer rows).
+struct GemmTileIndex {
+  int32_t m, n;
+};
+
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline GemmTileIndex gemm_sm90a_tile(int32_t tile, int32_t m_tiles, int32_t n_tiles) {
+  constexpr int32_t kTileGroupM = 8;
+  const int32_t group_tiles = kTileGroupM * n_tiles;
+  const int32_t group = tile / group_tiles;
+  const int32_t first_m = group * kTileGroupM;
+  const int32_t rows = m_tiles - first_m < kTileGroupM ? m_tiles - first_m : kTileGroupM;
+  const int32_t in_group = tile - group * group_tiles;
+  return {first_m + in_group % rows, in_group / rows};
+}
+
 struct GemmSm90aParams {
   TmaDescriptorBytes a_map;  // op(A) [M, K], K contiguous; box {kBlockK, kBlockM}, 128B swizzle
   TmaDescriptorBytes b_map;  // K-major kernels: op(B)^T [N, K]; box {kBlockK, kBlockN}
