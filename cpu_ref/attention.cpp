@@ -19,11 +19,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "cpu_ref/kernels.h"
 #include "cpu_ref/rows_access.h"
 #include "cpu_ref/rows_math.h"
+#include "cpu_ref/vector_kernels.h"
 
 namespace hal::cpu_ref {
 
@@ -55,6 +57,11 @@ template <class T> void attention_typed(const AttentionCall& call) {
   const std::int64_t q_blocks = (sq + kQueryBlock - 1) / kQueryBlock;
   const std::int64_t tasks = batch * hq * q_blocks;
   const T inf = std::numeric_limits<T>::infinity();
+  // fp32 runs its inner loops (scores, exp with their sum, the weighted sum
+  // of V rows) on the run-time-selected vector kernels; the fp64 oracle
+  // keeps the scalar loops.
+  constexpr bool kVector = std::is_same_v<T, float>;
+  const VectorKernels& vk = vector_kernels();
 
   rows::parallel_rows(tasks, kQueryBlock * (sk + 1) * (d + dv + 1), [&](std::int64_t begin, std::int64_t end) {
     std::vector<T> q_tile(static_cast<std::size_t>(kQueryBlock * d));
@@ -92,9 +99,14 @@ template <class T> void attention_typed(const AttentionCall& call) {
           QueryState<T>& st = state[r];
           st.any_key = true;
           const T* qr = q_tile.data() + r * d;
+          if constexpr (kVector) {
+            vk.dot_rows(qr, k_tile.data(), valid, d, p.data());
+          } else {
+            for (std::int64_t j = 0; j < valid; ++j) p[j] = rows::fixed_dot(qr, k_tile.data() + j * d, d);
+          }
           T block_max = -inf;
           for (std::int64_t j = 0; j < valid; ++j) {
-            p[j] = scale * rows::fixed_dot(qr, k_tile.data() + j * d, d);
+            p[j] *= scale;
             block_max = rows::nan_max(block_max, p[j]);
           }
           const T m_new = rows::nan_max(st.m, block_max);
@@ -102,16 +114,22 @@ template <class T> void attention_typed(const AttentionCall& call) {
           // would be NaN); a later finite score or the end decides the row.
           if (m_new == -inf) continue;
           const T correction = std::exp(st.m - m_new);  // 0 on the first finite block
-          for (std::int64_t j = 0; j < valid; ++j) p[j] = std::exp(p[j] - m_new);
-          st.l = st.l * correction + rows::fixed_sum(p.data(), valid);
-          st.m = m_new;
           T* out = acc.data() + r * dv;
-          for (std::int64_t c = 0; c < dv; ++c) out[c] *= correction;
-          for (std::int64_t j = 0; j < valid; ++j) {
-            const T pj = p[j];
-            const T* vj = v_tile.data() + j * dv;
-            for (std::int64_t c = 0; c < dv; ++c) out[c] += pj * vj[c];
+          if constexpr (kVector) {
+            st.l = st.l * correction + vk.exp_shifted_sum(p.data(), m_new, p.data(), valid, {});
+            vk.scale(out, correction, out, dv);
+            vk.weighted_row_sum(p.data(), v_tile.data(), valid, dv, out);
+          } else {
+            for (std::int64_t j = 0; j < valid; ++j) p[j] = std::exp(p[j] - m_new);
+            st.l = st.l * correction + rows::fixed_sum(p.data(), valid);
+            for (std::int64_t c = 0; c < dv; ++c) out[c] *= correction;
+            for (std::int64_t j = 0; j < valid; ++j) {
+              const T pj = p[j];
+              const T* vj = v_tile.data() + j * dv;
+              for (std::int64_t c = 0; c < dv; ++c) out[c] += pj * vj[c];
+            }
           }
+          st.m = m_new;
         }
       }
 

@@ -240,6 +240,44 @@ HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::in
   return sums.total();
 }
 
+// ---- attention
+
+HAL_FLATTEN void dot_rows_run(const float* q, const float* rows, std::int64_t count, std::int64_t n, float* out) {
+  for (std::int64_t j = 0; j < count; ++j) {
+    const float* r = rows + j * n;
+    out[j] = lane_sum_run(
+        n, [&](std::int64_t i) { return _mm256_mul_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(r + i)); },
+        [&](std::int64_t i) { return _mm256_mul_ps(load_tail(q + i, n - i), load_tail(r + i, n - i)); });  // 0 * 0 = +0
+  }
+}
+
+// Four accumulator vectors stay in registers over the whole block of rows;
+// a tail of fewer than 8 columns goes through padded vectors, so every
+// column is one fused multiply-add per row wherever it lies.
+HAL_FLATTEN void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count, std::int64_t n,
+                                      float* acc) {
+  std::int64_t c = 0;
+  for (; c + 4 * kW <= n; c += 4 * kW) {
+    __m256 a[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) a[k] = _mm256_loadu_ps(acc + c + k * kW);
+    for (std::int64_t j = 0; j < count; ++j) {
+      const __m256 pj = _mm256_set1_ps(p[j]);
+      const float* r = rows + j * n + c;
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) a[k] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(r + k * kW), a[k]);
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(acc + c + k * kW, a[k]);
+  }
+  for (; c < n; c += kW) {
+    const std::int64_t rest = std::min(n - c, kW);
+    __m256 a = load_tail(acc + c, rest);
+    for (std::int64_t j = 0; j < count; ++j) a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load_tail(rows + j * n + c, rest), a);
+    store_tail(acc + c, a, rest);
+  }
+}
+
 // ---- norm epilogues
 
 HAL_FLATTEN void rms_apply_run(const float* x, float rstd, const float* w, float* y, std::int64_t n) {
@@ -436,7 +474,7 @@ const VectorKernels* vector_kernels_avx2() {
       max_run, sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
-      avx2::map1_fused, avx2::map2_fused};
+      avx2::map1_fused, avx2::map2_fused, dot_rows_run, weighted_row_sum_run};
   return &table;
 }
 

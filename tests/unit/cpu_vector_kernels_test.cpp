@@ -12,6 +12,7 @@
 #include <optional>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include "cpu_ref/half_convert.h"
@@ -309,6 +310,59 @@ TEST(CpuVectorKernels, ExpShiftedSumEqualsExpThenSum) {
         EXPECT_EQ(0, std::memcmp(want.data(), in_place.data(), in_place.size() * sizeof(float)));
         EXPECT_EQ(bits(want_sum), bits(in_place_sum));
       }
+    }
+  }
+}
+
+// Attention's entries. The portable table is bit for bit the scalar
+// definitions (rows::fixed_dot; acc += p * row in row order); the AVX2 one
+// fuses each multiply-add, so it is compared with an fp64 sum, and each of its
+// columns must come out the same whatever the row length (tail columns go
+// through padded vectors, not a different instruction).
+TEST(CpuVectorKernels, AttentionDotsAndWeightedSums) {
+  constexpr std::int64_t kCount = 13;
+  for (std::int64_t n : {1, 7, 8, 37, 64, 128}) {
+    SCOPED_TRACE(n);
+    std::vector<float> q(static_cast<std::size_t>(n)), rows(static_cast<std::size_t>(kCount * n)), p(kCount);
+    for (std::int64_t i = 0; i < n; ++i) q[static_cast<std::size_t>(i)] = std::sin(0.9f * static_cast<float>(i)) * 2.0f;
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = std::cos(0.37f * static_cast<float>(i)) * 3.0f;
+    for (std::int64_t j = 0; j < kCount; ++j) p[static_cast<std::size_t>(j)] = 1.0f / static_cast<float>(j + 2);
+    std::vector<float> acc0(static_cast<std::size_t>(n));
+    for (std::int64_t c = 0; c < n; ++c) acc0[static_cast<std::size_t>(c)] = 0.25f * static_cast<float>(c % 5);
+    for (const VectorKernels* k : tables()) {
+      SCOPED_TRACE(k->name);
+      const bool exact = std::string_view(k->name) == "portable";
+      std::vector<float> dots(kCount);
+      k->dot_rows(q.data(), rows.data(), kCount, n, dots.data());
+      std::vector<float> acc = acc0;
+      k->weighted_row_sum(p.data(), rows.data(), kCount, n, acc.data());
+      for (std::int64_t j = 0; j < kCount; ++j) {
+        const float* r = rows.data() + j * n;
+        double want = 0, mag = 0;
+        for (std::int64_t i = 0; i < n; ++i) want += double{q[static_cast<std::size_t>(i)]} * r[i], mag += std::fabs(double{q[static_cast<std::size_t>(i)]} * r[i]);
+        if (exact) EXPECT_EQ(bits(dots[static_cast<std::size_t>(j)]), bits(hal::cpu_ref::rows::fixed_dot(q.data(), r, n)));
+        EXPECT_NEAR(dots[static_cast<std::size_t>(j)], want, 1e-6 * mag + 1e-30) << j;
+      }
+      std::vector<float> scalar = acc0;
+      for (std::int64_t j = 0; j < kCount; ++j)
+        for (std::int64_t c = 0; c < n; ++c) scalar[static_cast<std::size_t>(c)] += p[static_cast<std::size_t>(j)] * rows[static_cast<std::size_t>(j * n + c)];
+      for (std::int64_t c = 0; c < n; ++c) {
+        double want = acc0[static_cast<std::size_t>(c)], mag = std::fabs(want);
+        for (std::int64_t j = 0; j < kCount; ++j) {
+          const double t = double{p[static_cast<std::size_t>(j)]} * rows[static_cast<std::size_t>(j * n + c)];
+          want += t, mag += std::fabs(t);
+        }
+        if (exact) EXPECT_EQ(bits(acc[static_cast<std::size_t>(c)]), bits(scalar[static_cast<std::size_t>(c)])) << c;
+        EXPECT_NEAR(acc[static_cast<std::size_t>(c)], want, 1e-6 * mag) << c;
+      }
+      // The same columns inside rows of 8 more: the same bits.
+      const std::int64_t wide = n + 8;
+      std::vector<float> rows_wide(static_cast<std::size_t>(kCount * wide), 1.0f), acc_wide(static_cast<std::size_t>(wide), 0.0f);
+      for (std::int64_t j = 0; j < kCount; ++j)
+        std::copy_n(rows.begin() + j * n, n, rows_wide.begin() + j * wide);
+      std::copy(acc0.begin(), acc0.end(), acc_wide.begin());
+      k->weighted_row_sum(p.data(), rows_wide.data(), kCount, wide, acc_wide.data());
+      EXPECT_EQ(0, std::memcmp(acc.data(), acc_wide.data(), acc.size() * sizeof(float)));
     }
   }
 }
