@@ -1,6 +1,6 @@
 // Portable micro-kernel: plain C++ the compiler may auto-vectorise for the
-// baseline ISA (SSE2). The project builds with -std=c++20 (no GNU extensions),
-// so GCC does not contract a*b+c into an FMA: each step is a rounded multiply
+// baseline ISA (SSE2). Host code builds with -ffp-contract=off (CMakeLists.txt),
+// so a*b+c is never contracted into an FMA: each step is a rounded multiply
 // then a rounded add, in ascending k.
 #include "cpu_ref/gemm_microkernel.h"
 

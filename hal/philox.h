@@ -18,7 +18,7 @@
 //            z = r sin(2 pi u2); value = mean + std * z.
 //
 // Why the float math is written the way it is: every backend must produce the
-// same bits, and the host compiler (g++ -std=c++20, no FMA contraction), nvcc
+// same bits, and the host compiler (g++, built with -ffp-contract=off), nvcc
 // (contracts a*b+c into an FMA by default and has its own logf/cosf) and the
 // HIP compiler (clang, -ffp-contract=fast by default) disagree on everything
 // but the IEEE basic operations. So:
@@ -30,9 +30,9 @@
 //     never contracted into an FMA); on HIP devices every product passes
 //     through an empty asm barrier (HIP's __fmul_rn is a plain `*` and
 //     -ffp-contract=fast ignores pragmas), so no add can fuse with it; on the
-//     host they are plain operators (GCC in ISO C++ mode does not contract,
-//     `#pragma clang fp contract(off)` covers clang, and baseline x86-64 has
-//     no FMA anyway);
+//     host they are plain operators (hal's host code builds with
+//     -ffp-contract=off, which GCC's C++ modes do not imply; `#pragma clang
+//     fp contract(off)` also covers clang; baseline x86-64 has no FMA anyway);
 //   - sqrt is correctly rounded everywhere (__fsqrt_rn on CUDA, ocml sqrtf on
 //     HIP, std::sqrt on the host), as is division;
 //   - integer <-> float conversions are of integers below 2^24 (exact).

@@ -314,11 +314,12 @@ TEST(CpuVectorKernels, ExpShiftedSumEqualsExpThenSum) {
   }
 }
 
-// Attention's entries. The portable table is bit for bit the scalar
-// definitions (rows::fixed_dot; acc += p * row in row order); the AVX2 one
-// fuses each multiply-add, so it is compared with an fp64 sum, and each of its
-// columns must come out the same whatever the row length (tail columns go
-// through padded vectors, not a different instruction).
+// Attention's entries. dot_rows is rows::fixed_dot bit for bit in every
+// table; weighted_row_sum is the scalar loop (acc += p * row in row order) bit
+// for bit in the portable table, fused multiply-adds in the AVX2 one, so that
+// one is compared with an fp64 sum, and each column must come out the same
+// whether it falls in the 32-column main loop or the tail (rows of 32 more
+// columns move every tail column into the main loop).
 TEST(CpuVectorKernels, AttentionDotsAndWeightedSums) {
   constexpr std::int64_t kCount = 13;
   for (std::int64_t n : {1, 7, 8, 37, 64, 128}) {
@@ -340,7 +341,7 @@ TEST(CpuVectorKernels, AttentionDotsAndWeightedSums) {
         const float* r = rows.data() + j * n;
         double want = 0, mag = 0;
         for (std::int64_t i = 0; i < n; ++i) want += double{q[static_cast<std::size_t>(i)]} * r[i], mag += std::fabs(double{q[static_cast<std::size_t>(i)]} * r[i]);
-        if (exact) EXPECT_EQ(bits(dots[static_cast<std::size_t>(j)]), bits(hal::cpu_ref::rows::fixed_dot(q.data(), r, n)));
+        EXPECT_EQ(bits(dots[static_cast<std::size_t>(j)]), bits(hal::cpu_ref::rows::fixed_dot(q.data(), r, n)));
         EXPECT_NEAR(dots[static_cast<std::size_t>(j)], want, 1e-6 * mag + 1e-30) << j;
       }
       std::vector<float> scalar = acc0;
@@ -355,8 +356,8 @@ TEST(CpuVectorKernels, AttentionDotsAndWeightedSums) {
         if (exact) EXPECT_EQ(bits(acc[static_cast<std::size_t>(c)]), bits(scalar[static_cast<std::size_t>(c)])) << c;
         EXPECT_NEAR(acc[static_cast<std::size_t>(c)], want, 1e-6 * mag) << c;
       }
-      // The same columns inside rows of 8 more: the same bits.
-      const std::int64_t wide = n + 8;
+      // The same columns inside rows of 32 more: the same bits.
+      const std::int64_t wide = n + 32;
       std::vector<float> rows_wide(static_cast<std::size_t>(kCount * wide), 1.0f), acc_wide(static_cast<std::size_t>(wide), 0.0f);
       for (std::int64_t j = 0; j < kCount; ++j)
         std::copy_n(rows.begin() + j * n, n, rows_wide.begin() + j * wide);
