@@ -272,8 +272,9 @@ HAL_FLATTEN void weighted_row_sum_run(const float* p, const float* rows, std::in
   }
   for (; c < n; c += kW) {
     const std::int64_t rest = std::min(n - c, kW);
-    __m256 a = load_tail(acc + c, rest);
-    for (std::int64_t j = 0; j < count; ++j) a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load_tail(rows + j * n + c, rest), a);
+    const auto load = [rest](const float* x) { return rest == kW ? _mm256_loadu_ps(x) : load_tail(x, rest); };
+    __m256 a = load(acc + c);
+    for (std::int64_t j = 0; j < count; ++j) a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load(rows + j * n + c), a);
     store_tail(acc + c, a, rest);
   }
 }
