@@ -46,6 +46,11 @@ struct GemmScratch {
 thread_local GemmScratch t_scratch;
 
 constexpr std::int64_t kMinRowsPerTask = 256;
+// Tiles of at most this many rows stream op(B) instead of packing it
+// (GemmStreamBFn): below it, packing B costs more than the kernel; above it,
+// the packed micro-kernel's register-resident tile wins (measured on the
+// 2-core VM: M = 1 and 16 at N = K = 4096 gain, M = 32 does not).
+constexpr std::int64_t kStreamBRows = 24;
 
 std::int64_t round_up(std::int64_t v, std::int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -144,9 +149,25 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
     float* b_panels = t_scratch.b_panels.get(n_panels * panel_stride(packing, kc_max, nr));
     std::memset(acc, 0, sizeof(float) * static_cast<std::size_t>(m_panels * n_panels * mr * nr));
 
+    // A tile of a few rows (decode shapes) reads a row-major f32/bf16 op(B)
+    // where it lies (GemmStreamBFn); only a partial last panel is packed.
+    const bool stream_b = kernel.stream_b != nullptr && rows <= kStreamBRows && rows <= mc_max &&
+                          p.b.col_stride == 1 && (p.b.dtype == DType::f32 || p.b.dtype == DType::bf16);
     for (std::int64_t k0 = 0; k0 < p.k; k0 += kc_max) {
       const std::int64_t kc = std::min(kc_max, p.k - k0);
       const std::int64_t a_stride = panel_stride(packing, kc, mr), b_stride = panel_stride(packing, kc, nr);
+      if (stream_b) {
+        pack_a(packing, p.a, batch, i0, rows, k0, kc, mr, a_panels);
+        const std::int64_t whole = nc / nr, b0 = p.b.index(batch, k0, j0);
+        const void* b = static_cast<const char*>(p.b.data) + b0 * static_cast<std::int64_t>(dtype_size(p.b.dtype));
+        kernel.stream_b(kc, a_panels, a_stride, rows, b, p.b.dtype, p.b.row_stride, whole, acc, m_panels);
+        if (whole < n_panels) {
+          pack_b(packing, p.b, batch, j0 + whole * nr, nc - whole * nr, k0, kc, nr, b_panels);
+          for (std::int64_t ip = 0; ip < m_panels; ++ip)
+            kernel.run(kc, a_panels + ip * a_stride, b_panels, acc + (whole * m_panels + ip) * mr * nr);
+        }
+        continue;
+      }
       pack_b(packing, p.b, batch, j0, nc, k0, kc, nr, b_panels);
       for (std::int64_t ib = 0; ib < rows; ib += mc_max) {
         const std::int64_t mc = std::min(mc_max, rows - ib);

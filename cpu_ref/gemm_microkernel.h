@@ -36,12 +36,31 @@ enum class GemmPacking { fp32, bf16_pairs };
 // kc counts k elements in both packings (a bf16_pairs kernel runs ceil(kc/2) steps).
 using GemmMicroKernelFn = void (*)(std::int64_t kc, const void* a, const void* b, float* acc);
 
+// Decode-shaped tiles (a few rows): op(B) is read where it lies instead of
+// being packed, when it is row-major (unit column stride) f32 or bf16
+// (widened exactly on the fly). Updates `panels` whole NR-column panels for
+// rows [0, rows) of the packed A panels `a` (kc x MR fp32 each, a_stride
+// floats apart), in the accumulator layout the driver gives `run`: the MR x NR
+// tile of A panel ip and column panel jp at acc + (jp * acc_m_panels + ip) *
+// MR * NR. B row k is at b + k * ldb elements, panel jp's columns from jp *
+// NR. Per element the same chain as `run`, with the kernel's own
+// multiply-add, in ascending k: a row computed here equals the same row
+// computed through packing, bit for bit. Rows of the last A panel past `rows`
+// may be updated too (from A's zero padding; the driver never reads them).
+// B is walked a group of k rows at a time across all panels (each group row
+// is read once, from memory, and serves every A panel from L1); packing it
+// first cost four times the kernel's own time for M = 1.
+using GemmStreamBFn = void (*)(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64_t rows,
+                               const void* b, DType b_dtype, std::int64_t ldb, std::int64_t panels, float* acc,
+                               std::int64_t acc_m_panels);
+
 struct GemmMicroKernel {
   const char* name;   // "portable", "avx2_6x16", "avx512_12x32", "avx512bf16_12x32", ...
   int mr;             // rows of the accumulator tile
   int nr;             // columns of the accumulator tile
   GemmMicroKernelFn run;
   GemmPacking packing = GemmPacking::fp32;
+  GemmStreamBFn stream_b = nullptr;  // fp32 packing only; null: always pack B
 
   // K blocks start at multiples of this (2 keeps bf16 pairs aligned to the whole K).
   int k_granule() const { return packing == GemmPacking::bf16_pairs ? 2 : 1; }

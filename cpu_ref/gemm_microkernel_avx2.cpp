@@ -3,6 +3,8 @@
 // only in this file; run only where cpu_features() reports AVX2+FMA.
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "cpu_ref/gemm_microkernel.h"
 
 namespace hal::cpu_ref {
@@ -11,44 +13,100 @@ namespace {
 constexpr int kMr = 6;
 constexpr int kNr = 16;
 
-void microkernel_avx2(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
-  const float* a = static_cast<const float*>(a_panel);
-  const float* b = static_cast<const float*>(b_panel);
+// Eight elements of B from index i, exactly as fp32 (a packed panel is f32).
+template <DType T> inline __m256 load_b8(const void* b, std::int64_t i) {
+  if constexpr (T == DType::f32) {
+    return _mm256_loadu_ps(static_cast<const float*>(b) + i);
+  } else {  // bf16: the bits shifted into the high half are the float
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(b) + i));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+}
+
+// Rows [0, R) of acc (6 x 16) += a (kc x 6) * b (kc rows of 16, ldb elements
+// apart); the other rows are neither read nor written.
+template <DType T, int R = kMr>
+inline __attribute__((always_inline)) void update_tile(std::int64_t kc, const float* a, const void* b,
+                                                       std::int64_t ldb, float* acc) {
   // Named accumulators, not an array: GCC keeps an array of vectors in memory
   // and stores it back every iteration.
-  __m256 c00 = _mm256_loadu_ps(acc + 0 * kNr), c01 = _mm256_loadu_ps(acc + 0 * kNr + 8);
-  __m256 c10 = _mm256_loadu_ps(acc + 1 * kNr), c11 = _mm256_loadu_ps(acc + 1 * kNr + 8);
-  __m256 c20 = _mm256_loadu_ps(acc + 2 * kNr), c21 = _mm256_loadu_ps(acc + 2 * kNr + 8);
-  __m256 c30 = _mm256_loadu_ps(acc + 3 * kNr), c31 = _mm256_loadu_ps(acc + 3 * kNr + 8);
-  __m256 c40 = _mm256_loadu_ps(acc + 4 * kNr), c41 = _mm256_loadu_ps(acc + 4 * kNr + 8);
-  __m256 c50 = _mm256_loadu_ps(acc + 5 * kNr), c51 = _mm256_loadu_ps(acc + 5 * kNr + 8);
-  for (std::int64_t k = 0; k < kc; ++k) {
-    const __m256 b0 = _mm256_loadu_ps(b + k * kNr);
-    const __m256 b1 = _mm256_loadu_ps(b + k * kNr + 8);
-    const float* ak = a + k * kMr;
-    { const __m256 ar = _mm256_set1_ps(ak[0]); c00 = _mm256_fmadd_ps(ar, b0, c00); c01 = _mm256_fmadd_ps(ar, b1, c01); }
-    { const __m256 ar = _mm256_set1_ps(ak[1]); c10 = _mm256_fmadd_ps(ar, b0, c10); c11 = _mm256_fmadd_ps(ar, b1, c11); }
-    { const __m256 ar = _mm256_set1_ps(ak[2]); c20 = _mm256_fmadd_ps(ar, b0, c20); c21 = _mm256_fmadd_ps(ar, b1, c21); }
-    { const __m256 ar = _mm256_set1_ps(ak[3]); c30 = _mm256_fmadd_ps(ar, b0, c30); c31 = _mm256_fmadd_ps(ar, b1, c31); }
-    { const __m256 ar = _mm256_set1_ps(ak[4]); c40 = _mm256_fmadd_ps(ar, b0, c40); c41 = _mm256_fmadd_ps(ar, b1, c41); }
-    { const __m256 ar = _mm256_set1_ps(ak[5]); c50 = _mm256_fmadd_ps(ar, b0, c50); c51 = _mm256_fmadd_ps(ar, b1, c51); }
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+#define HAL_ROW(r, lo, hi)                                                  \
+  if constexpr (R > r) {                                                    \
+    lo = _mm256_loadu_ps(acc + r * kNr), hi = _mm256_loadu_ps(acc + r * kNr + 8); \
   }
-  _mm256_storeu_ps(acc + 0 * kNr, c00);
-  _mm256_storeu_ps(acc + 0 * kNr + 8, c01);
-  _mm256_storeu_ps(acc + 1 * kNr, c10);
-  _mm256_storeu_ps(acc + 1 * kNr + 8, c11);
-  _mm256_storeu_ps(acc + 2 * kNr, c20);
-  _mm256_storeu_ps(acc + 2 * kNr + 8, c21);
-  _mm256_storeu_ps(acc + 3 * kNr, c30);
-  _mm256_storeu_ps(acc + 3 * kNr + 8, c31);
-  _mm256_storeu_ps(acc + 4 * kNr, c40);
-  _mm256_storeu_ps(acc + 4 * kNr + 8, c41);
-  _mm256_storeu_ps(acc + 5 * kNr, c50);
-  _mm256_storeu_ps(acc + 5 * kNr + 8, c51);
+  HAL_ROW(0, c00, c01) HAL_ROW(1, c10, c11) HAL_ROW(2, c20, c21) HAL_ROW(3, c30, c31) HAL_ROW(4, c40, c41)
+  HAL_ROW(5, c50, c51)
+#undef HAL_ROW
+  for (std::int64_t k = 0; k < kc; ++k) {
+    const __m256 b0 = load_b8<T>(b, k * ldb);
+    const __m256 b1 = load_b8<T>(b, k * ldb + 8);
+    const float* ak = a + k * kMr;
+#define HAL_ROW(r, lo, hi)                                                                       \
+  if constexpr (R > r) {                                                                         \
+    const __m256 ar = _mm256_set1_ps(ak[r]);                                                     \
+    lo = _mm256_fmadd_ps(ar, b0, lo);                                                            \
+    hi = _mm256_fmadd_ps(ar, b1, hi);                                                            \
+  }
+    HAL_ROW(0, c00, c01) HAL_ROW(1, c10, c11) HAL_ROW(2, c20, c21) HAL_ROW(3, c30, c31) HAL_ROW(4, c40, c41)
+    HAL_ROW(5, c50, c51)
+#undef HAL_ROW
+  }
+#define HAL_ROW(r, lo, hi)                                                 \
+  if constexpr (R > r) {                                                   \
+    _mm256_storeu_ps(acc + r * kNr, lo);                                   \
+    _mm256_storeu_ps(acc + r * kNr + 8, hi);                               \
+  }
+  HAL_ROW(0, c00, c01) HAL_ROW(1, c10, c11) HAL_ROW(2, c20, c21) HAL_ROW(3, c30, c31) HAL_ROW(4, c40, c41)
+  HAL_ROW(5, c50, c51)
+#undef HAL_ROW
+}
+
+void microkernel_avx2(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
+  update_tile<DType::f32>(kc, static_cast<const float*>(a_panel), b_panel, kNr, acc);
+}
+
+// GemmStreamBFn: the micro-kernel's tile update on B in place, a group of k
+// rows at a time for every column panel and A panel in turn. Each element's
+// chain is the same ascending-k run of fused multiply-adds as through
+// packing, only stored and reloaded between groups (exactly).
+template <DType T>
+void stream_b_avx2(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64_t rows, const void* b,
+                   std::int64_t ldb, std::int64_t panels, float* acc, std::int64_t acc_m_panels) {
+  constexpr std::int64_t kGroup = 16;
+  constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
+  const std::int64_t a_panels = (rows + kMr - 1) / kMr;
+  for (std::int64_t k0 = 0; k0 < kc; k0 += kGroup) {
+    const std::int64_t kn = k0 + kGroup < kc ? kGroup : kc - k0;
+    for (std::int64_t jp = 0; jp < panels; ++jp) {
+      const void* bk = static_cast<const char*>(b) + (k0 * ldb + jp * kNr) * esize;
+      for (std::int64_t ip = 0; ip < a_panels; ++ip) {
+        const float* ap = a + ip * a_stride + k0 * kMr;
+        float* c = acc + (jp * acc_m_panels + ip) * kMr * kNr;
+        // The last panel's rows only (a decode step is one row, not six).
+        switch (rows - ip * kMr) {
+          case 1: update_tile<T, 1>(kn, ap, bk, ldb, c); break;
+          case 2: update_tile<T, 2>(kn, ap, bk, ldb, c); break;
+          case 3: update_tile<T, 3>(kn, ap, bk, ldb, c); break;
+          case 4: update_tile<T, 4>(kn, ap, bk, ldb, c); break;
+          case 5: update_tile<T, 5>(kn, ap, bk, ldb, c); break;
+          default: update_tile<T>(kn, ap, bk, ldb, c); break;
+        }
+      }
+    }
+  }
+}
+
+void stream_b(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64_t rows, const void* b, DType b_dtype,
+              std::int64_t ldb, std::int64_t panels, float* acc, std::int64_t acc_m_panels) {
+  if (b_dtype == DType::bf16) stream_b_avx2<DType::bf16>(kc, a, a_stride, rows, b, ldb, panels, acc, acc_m_panels);
+  else stream_b_avx2<DType::f32>(kc, a, a_stride, rows, b, ldb, panels, acc, acc_m_panels);
 }
 
 }  // namespace
 
-GemmMicroKernel gemm_microkernel_avx2() { return {"avx2_6x16", kMr, kNr, &microkernel_avx2}; }
+GemmMicroKernel gemm_microkernel_avx2() {
+  return {"avx2_6x16", kMr, kNr, &microkernel_avx2, GemmPacking::fp32, &stream_b};
+}
 
 }  // namespace hal::cpu_ref

@@ -2,7 +2,10 @@
 // baseline ISA (SSE2). Host code builds with -ffp-contract=off (CMakeLists.txt),
 // so a*b+c is never contracted into an FMA: each step is a rounded multiply
 // then a rounded add, in ascending k.
+#include <cstdint>
+
 #include "cpu_ref/gemm_microkernel.h"
+#include "cpu_ref/half_convert.h"
 
 namespace hal::cpu_ref {
 namespace {
@@ -10,15 +13,18 @@ namespace {
 constexpr int kMr = 4;
 constexpr int kNr = 8;  // 4x8 floats = 8 SSE registers of accumulators
 
-void microkernel_portable(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
-  const float* a = static_cast<const float*>(a_panel);
-  const float* b = static_cast<const float*>(b_panel);
+// acc (4 x 8) += a (kc x 4) * b (kc rows of 8 B elements, ldb apart, widened exactly).
+template <DType T> void update_tile(std::int64_t kc, const float* a, const void* b, std::int64_t ldb, float* acc) {
   float c[kMr][kNr];
   for (int r = 0; r < kMr; ++r)
     for (int j = 0; j < kNr; ++j) c[r][j] = acc[r * kNr + j];
   for (std::int64_t k = 0; k < kc; ++k) {
     const float* ak = a + k * kMr;
-    const float* bk = b + k * kNr;
+    float bk[kNr];
+    for (int j = 0; j < kNr; ++j) {
+      if constexpr (T == DType::f32) bk[j] = static_cast<const float*>(b)[k * ldb + j];
+      else bk[j] = bf16_bits_to_float(static_cast<const std::uint16_t*>(b)[k * ldb + j]);
+    }
     for (int r = 0; r < kMr; ++r)
       for (int j = 0; j < kNr; ++j) c[r][j] += ak[r] * bk[j];
   }
@@ -26,8 +32,35 @@ void microkernel_portable(std::int64_t kc, const void* a_panel, const void* b_pa
     for (int j = 0; j < kNr; ++j) acc[r * kNr + j] = c[r][j];
 }
 
+void microkernel_portable(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
+  update_tile<DType::f32>(kc, static_cast<const float*>(a_panel), b_panel, kNr, acc);
+}
+
+// GemmStreamBFn: the tile update on B in place, a group of k rows at a time
+// (the same per-element chain as through packing).
+void stream_b(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64_t rows, const void* b, DType b_dtype,
+              std::int64_t ldb, std::int64_t panels, float* acc, std::int64_t acc_m_panels) {
+  constexpr std::int64_t kGroup = 16;
+  const std::int64_t esize = b_dtype == DType::bf16 ? 2 : 4;
+  const std::int64_t a_panels = (rows + kMr - 1) / kMr;
+  for (std::int64_t k0 = 0; k0 < kc; k0 += kGroup) {
+    const std::int64_t kn = k0 + kGroup < kc ? kGroup : kc - k0;
+    for (std::int64_t jp = 0; jp < panels; ++jp) {
+      const void* bk = static_cast<const char*>(b) + (k0 * ldb + jp * kNr) * esize;
+      for (std::int64_t ip = 0; ip < a_panels; ++ip) {
+        const float* ap = a + ip * a_stride + k0 * kMr;
+        float* c = acc + (jp * acc_m_panels + ip) * kMr * kNr;
+        if (b_dtype == DType::bf16) update_tile<DType::bf16>(kn, ap, bk, ldb, c);
+        else update_tile<DType::f32>(kn, ap, bk, ldb, c);
+      }
+    }
+  }
+}
+
 }  // namespace
 
-GemmMicroKernel gemm_microkernel_portable() { return {"portable", kMr, kNr, &microkernel_portable}; }
+GemmMicroKernel gemm_microkernel_portable() {
+  return {"portable", kMr, kNr, &microkernel_portable, GemmPacking::fp32, &stream_b};
+}
 
 }  // namespace hal::cpu_ref

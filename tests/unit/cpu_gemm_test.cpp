@@ -347,6 +347,78 @@ TEST(CpuGemm, SubBlockEqualsTheSameRowsAndColumnsOfTheFullProduct) {
           << "row " << i << " col " << j;
 }
 
+// Decode-shaped tiles read a row-major f32/bf16 op(B) in place (stream_b)
+// instead of packing it. Kernel level: stream_b on B where it lies gives the
+// bits of `run` on packed panels, for 1..24 rows (a partial last A panel),
+// several column panels and a k count that ends inside a group.
+TEST(CpuGemm, StreamedBEqualsPackedBBitForBit) {
+  for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
+    if (!kernel.stream_b) continue;
+    SCOPED_TRACE(kernel.name);
+    const int mr = kernel.mr, nr = kernel.nr;
+    const std::int64_t kc = 37, panels = 3, ldb = panels * nr + 5;  // B rows wider than the panels read
+    for (DType bt : {DType::f32, DType::bf16}) {
+      HostArray b(bt, kc * ldb);
+      fill(b, 21);
+      for (std::int64_t rows : {1, 5, 7, 16, 24}) {
+        SCOPED_TRACE(testing::Message() << hal::dtype_name(bt) << " rows " << rows);
+        const std::int64_t a_panels = (rows + mr - 1) / mr, a_stride = kc * mr + 16;
+        std::vector<float> a(static_cast<std::size_t>(a_panels * a_stride), 0.0f);
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t k = 0; k < kc; ++k)
+            a[static_cast<std::size_t>((i / mr) * a_stride + k * mr + i % mr)] =
+                std::sin(0.3f * static_cast<float>(i * kc + k)) * 1.7f;
+        std::vector<float> start(static_cast<std::size_t>(panels * a_panels * mr * nr));
+        for (std::size_t e = 0; e < start.size(); ++e) start[e] = 0.01f * static_cast<float>(e % 97);
+        std::vector<float> want = start, got = start;
+        std::vector<float> packed(static_cast<std::size_t>(kc * nr));
+        for (std::int64_t jp = 0; jp < panels; ++jp) {
+          for (std::int64_t k = 0; k < kc; ++k)
+            for (int j = 0; j < nr; ++j)
+              packed[static_cast<std::size_t>(k * nr + j)] = static_cast<float>(b.get(k * ldb + jp * nr + j));
+          for (std::int64_t ip = 0; ip < a_panels; ++ip)
+            kernel.run(kc, a.data() + ip * a_stride, packed.data(), want.data() + (jp * a_panels + ip) * mr * nr);
+        }
+        kernel.stream_b(kc, a.data(), a_stride, rows, b.bytes.data(), bt, ldb, panels, got.data(), a_panels);
+        for (std::int64_t jp = 0; jp < panels; ++jp)
+          for (std::int64_t i = 0; i < rows; ++i)
+            for (int j = 0; j < nr; ++j) {
+              const std::size_t e = static_cast<std::size_t>((jp * a_panels + i / mr) * mr * nr + (i % mr) * nr + j);
+              ASSERT_EQ(std::memcmp(&want[e], &got[e], 4), 0) << "panel " << jp << " row " << i << " col " << j;
+            }
+      }
+    }
+  }
+}
+
+// Driver level: rows of a product computed on their own (a few rows: B is
+// streamed) equal the same rows of a product tall enough to pack B, for
+// f32 and bf16 B with a partial last column panel and several KC blocks.
+TEST(CpuGemm, DecodeRowsEqualTheSameRowsOfATallProduct) {
+  const std::int64_t m = 200, n = 150, k = 300;
+  for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
+    if (kernel.packing != hal::cpu_ref::GemmPacking::fp32) continue;
+    for (DType bt : {DType::f32, DType::bf16}) {
+      SCOPED_TRACE(testing::Message() << kernel.name << " " << hal::dtype_name(bt));
+      Problem full(m, n, k, false, false, bt);
+      // One task of all 200 rows: B is packed.
+      const hal::cpu_ref::GemmBlocking tall{kernel.mr * 4, kernel.nr * 4, 64, 256};
+      tbb::task_arena one_thread(1);
+      one_thread.execute([&] { hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(full.call), kernel, tall); });
+      for (std::int64_t rows : {1, 3, 16}) {
+        const std::int64_t r0 = 57;
+        HostArray sub(DType::f32, rows * n);
+        hal::GemmCall call = full.call;
+        call.a = full.a.view({rows, k}, {k, 1}, r0 * k);
+        call.c = sub.view({rows, n});
+        hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(call), kernel, tall);
+        ASSERT_EQ(0, std::memcmp(sub.bytes.data(), full.c.bytes.data() + r0 * n * 4, static_cast<std::size_t>(rows * n * 4)))
+            << rows << " rows";
+      }
+    }
+  }
+}
+
 TEST(CpuGemm, MismatchedInnerDimensionThrows) {
   HostArray a(DType::f32, 12), b(DType::f32, 12), c(DType::f32, 9);
   hal::GemmCall call;
