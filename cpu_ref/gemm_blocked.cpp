@@ -52,6 +52,11 @@ constexpr std::int64_t kMinRowsPerTask = 256;
 // 2-core VM: M = 1 and 16 at N = K = 4096 gain, M = 32 does not).
 constexpr std::int64_t kStreamBRows = 24;
 
+// op(B) layouts GemmStreamBFn reads in place: row-major f32 or bf16.
+bool b_can_stream(const GemmMatrix& b) {
+  return b.col_stride == 1 && (b.dtype == DType::f32 || b.dtype == DType::bf16);
+}
+
 std::int64_t round_up(std::int64_t v, std::int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -110,6 +115,10 @@ void write_tile(const GemmProblem& p, std::int64_t batch, std::int64_t i0, std::
 
 void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, const GemmBlocking& blocking) {
   if (p.batch == 0 || p.m == 0 || p.n == 0) return;
+  // Decode shapes on a kernel without stream_b: the same bits from one that has it.
+  if (p.m <= kStreamBRows && b_can_stream(p.b) && !kernel.stream_b)
+    if (const GemmMicroKernel* other = decode_kernel_for(kernel, gemm_microkernels_available()); other && other != &kernel)
+      return gemm_fp32_blocked(p, *other, blocking);
   const int mr = kernel.mr, nr = kernel.nr;
   const std::int64_t mc_max = round_up(std::min(blocking.mc, round_up(p.m, mr)), mr);
   const std::int64_t nc_max = round_up(std::min(blocking.nc, round_up(p.n, nr)), nr);
@@ -151,8 +160,7 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
 
     // A tile of a few rows (decode shapes) reads a row-major f32/bf16 op(B)
     // where it lies (GemmStreamBFn); only a partial last panel is packed.
-    const bool stream_b = kernel.stream_b != nullptr && rows <= kStreamBRows && rows <= mc_max &&
-                          p.b.col_stride == 1 && (p.b.dtype == DType::f32 || p.b.dtype == DType::bf16);
+    const bool stream_b = kernel.stream_b != nullptr && rows <= kStreamBRows && rows <= mc_max && b_can_stream(p.b);
     for (std::int64_t k0 = 0; k0 < p.k; k0 += kc_max) {
       const std::int64_t kc = std::min(kc_max, p.k - k0);
       const std::int64_t a_stride = panel_stride(packing, kc, mr), b_stride = panel_stride(packing, kc, nr);

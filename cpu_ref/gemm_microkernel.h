@@ -61,6 +61,9 @@ struct GemmMicroKernel {
   GemmMicroKernelFn run;
   GemmPacking packing = GemmPacking::fp32;
   GemmStreamBFn stream_b = nullptr;  // fp32 packing only; null: always pack B
+  // fp32 packing: each step is one fused multiply-add (else a rounded
+  // multiply, then a rounded add). Kernels alike in this give the same bits.
+  bool fused = false;
 
   // K blocks start at multiples of this (2 keeps bf16 pairs aligned to the whole K).
   int k_granule() const { return packing == GemmPacking::bf16_pairs ? 2 : 1; }
@@ -83,6 +86,13 @@ std::span<const GemmMicroKernel> gemm_microkernels_available();
 // available one, chosen once. HAL_CPU_GEMM_KERNEL=portable|avx2|avx512 forces
 // a (supported) choice, for comparing kernels.
 const GemmMicroKernel& selected_gemm_microkernel();
+// The kernel that computes a decode-shaped tile (stream_b) with the same bits
+// as `k`: k itself when it has stream_b, else an available fp32 kernel with
+// the same step (fused or not) that has one (an AVX-512 machine streams
+// through the AVX2 kernel: both take one FMA per step, in ascending k); null
+// when none does (bf16 pairs), and the tile packs B.
+const GemmMicroKernel* decode_kernel_for(const GemmMicroKernel& k, std::span<const GemmMicroKernel> available);
+
 // The kernel for a gemm with these input dtypes: the bf16_pairs kernel when A
 // and B are both bf16 and the CPU has AVX-512 BF16 (HAL_CPU_GEMM_KERNEL=avx2,
 // avx512 or portable keep bf16 on the fp32 kernels), else selected_gemm_microkernel().

@@ -106,7 +106,7 @@ void stream_b(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64
 }  // namespace
 
 GemmMicroKernel gemm_microkernel_avx2() {
-  return {"avx2_6x16", kMr, kNr, &microkernel_avx2, GemmPacking::fp32, &stream_b};
+  return {"avx2_6x16", kMr, kNr, &microkernel_avx2, GemmPacking::fp32, &stream_b, /*fused=*/true};
 }
 
 }  // namespace hal::cpu_ref

@@ -73,6 +73,10 @@ void microkernel_avx512(std::int64_t kc, const void* a_panel, const void* b_pane
 
 }  // namespace
 
-GemmMicroKernel gemm_microkernel_avx512() { return {"avx512_12x32", kMr, kNr, &microkernel_avx512}; }
+// No stream_b of its own: decode tiles go through the AVX2 kernel's (the same
+// fused step, hence the same bits; decode_kernel_for).
+GemmMicroKernel gemm_microkernel_avx512() {
+  return {"avx512_12x32", kMr, kNr, &microkernel_avx512, GemmPacking::fp32, nullptr, /*fused=*/true};
+}
 
 }  // namespace hal::cpu_ref

@@ -49,6 +49,14 @@ const GemmMicroKernel& selected_gemm_microkernel() {
   return chosen;
 }
 
+const GemmMicroKernel* decode_kernel_for(const GemmMicroKernel& k, std::span<const GemmMicroKernel> available) {
+  if (k.stream_b) return &k;
+  if (k.packing != GemmPacking::fp32) return nullptr;
+  for (const auto& other : available)
+    if (other.packing == GemmPacking::fp32 && other.fused == k.fused && other.stream_b) return &other;
+  return nullptr;
+}
+
 const GemmMicroKernel& gemm_microkernel_for(DType a, DType b) {
   // HAL_CPU_GEMM_KERNEL names a bf16_pairs kernel to force it (the emulated
   // one runs the pair path on any CPU), an fp32 one to keep bf16 off pairs.

@@ -419,6 +419,44 @@ TEST(CpuGemm, DecodeRowsEqualTheSameRowsOfATallProduct) {
   }
 }
 
+// A kernel without stream_b (AVX-512's) hands decode tiles to one with the
+// same step that has it; never to one with another step or packing.
+TEST(CpuGemm, DecodeKernelHasTheSameStep) {
+  using hal::cpu_ref::GemmMicroKernel;
+  using hal::cpu_ref::GemmPacking;
+  const auto noop_stream = [](std::int64_t, const float*, std::int64_t, std::int64_t, const void*, DType, std::int64_t,
+                              std::int64_t, float*, std::int64_t) {};
+  const auto noop_run = [](std::int64_t, const void*, const void*, float*) {};
+  const std::vector<GemmMicroKernel> kernels = {
+      {"plain", 4, 8, noop_run, GemmPacking::fp32, noop_stream, false},
+      {"fused_streaming", 6, 16, noop_run, GemmPacking::fp32, noop_stream, true},
+      {"fused_packing_only", 12, 32, noop_run, GemmPacking::fp32, nullptr, true},
+      {"pairs", 12, 32, noop_run, GemmPacking::bf16_pairs, nullptr, false}};
+  EXPECT_EQ(hal::cpu_ref::decode_kernel_for(kernels[2], kernels), &kernels[1]);
+  EXPECT_EQ(hal::cpu_ref::decode_kernel_for(kernels[0], kernels), &kernels[0]);
+  EXPECT_EQ(hal::cpu_ref::decode_kernel_for(kernels[3], kernels), nullptr);
+  const std::vector<GemmMicroKernel> no_fused_stream = {kernels[0], kernels[2]};
+  EXPECT_EQ(hal::cpu_ref::decode_kernel_for(no_fused_stream[1], no_fused_stream), nullptr);
+}
+
+// The driver takes that hand-over: a fused kernel without stream_b whose own
+// tile update would poison the result still gives the streaming kernel's bits
+// for a decode shape (on a CPU with a fused streaming kernel, i.e. AVX2).
+TEST(CpuGemm, DecodeShapesOnAKernelWithoutStreamingUseTheSameStepKernel) {
+  const hal::cpu_ref::GemmMicroKernel* streaming = nullptr;
+  for (const auto& k : hal::cpu_ref::gemm_microkernels_available())
+    if (k.packing == hal::cpu_ref::GemmPacking::fp32 && k.fused && k.stream_b) streaming = &k;
+  if (!streaming) GTEST_SKIP() << "no fused streaming kernel on this CPU";
+  hal::cpu_ref::GemmMicroKernel poisoned = *streaming;
+  poisoned.name = "poisoned";
+  poisoned.stream_b = nullptr;
+  poisoned.run = [](std::int64_t, const void*, const void*, float* acc) { acc[0] = std::nanf(""); };
+  Problem want(3, 64, 40, false, false), got(3, 64, 40, false, false);
+  hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(want.call), *streaming);
+  hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(got.call), poisoned);
+  EXPECT_EQ(want.c.bytes, got.c.bytes);
+}
+
 TEST(CpuGemm, MismatchedInnerDimensionThrows) {
   HostArray a(DType::f32, 12), b(DType::f32, 12), c(DType::f32, 9);
   hal::GemmCall call;
