@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cpu_ref/gemm_microkernel.h"
+#include "cpu_ref/gemm_stream_b.h"
 
 namespace hal::cpu_ref {
 namespace {
@@ -66,35 +67,23 @@ void microkernel_avx2(std::int64_t kc, const void* a_panel, const void* b_panel,
   update_tile<DType::f32>(kc, static_cast<const float*>(a_panel), b_panel, kNr, acc);
 }
 
-// GemmStreamBFn: the micro-kernel's tile update on B in place, a group of k
-// rows at a time for every column panel and A panel in turn. Each element's
-// chain is the same ascending-k run of fused multiply-adds as through
-// packing, only stored and reloaded between groups (exactly).
+// GemmStreamBFn: the micro-kernel's tile update on B in place, in
+// stream_b_tiles's order; the last A panel computes its real rows only (a
+// decode step is one row, not six).
 template <DType T>
 void stream_b_avx2(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64_t rows, const void* b,
                    std::int64_t ldb, std::int64_t panels, float* acc, std::int64_t acc_m_panels) {
-  constexpr std::int64_t kGroup = 16;
-  constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
-  const std::int64_t a_panels = (rows + kMr - 1) / kMr;
-  for (std::int64_t k0 = 0; k0 < kc; k0 += kGroup) {
-    const std::int64_t kn = k0 + kGroup < kc ? kGroup : kc - k0;
-    for (std::int64_t jp = 0; jp < panels; ++jp) {
-      const void* bk = static_cast<const char*>(b) + (k0 * ldb + jp * kNr) * esize;
-      for (std::int64_t ip = 0; ip < a_panels; ++ip) {
-        const float* ap = a + ip * a_stride + k0 * kMr;
-        float* c = acc + (jp * acc_m_panels + ip) * kMr * kNr;
-        // The last panel's rows only (a decode step is one row, not six).
-        switch (rows - ip * kMr) {
-          case 1: update_tile<T, 1>(kn, ap, bk, ldb, c); break;
-          case 2: update_tile<T, 2>(kn, ap, bk, ldb, c); break;
-          case 3: update_tile<T, 3>(kn, ap, bk, ldb, c); break;
-          case 4: update_tile<T, 4>(kn, ap, bk, ldb, c); break;
-          case 5: update_tile<T, 5>(kn, ap, bk, ldb, c); break;
-          default: update_tile<T>(kn, ap, bk, ldb, c); break;
-        }
-      }
-    }
-  }
+  stream_b_tiles<kMr, kNr>(kc, a, a_stride, rows, b, T == DType::f32 ? 4 : 2, ldb, panels, acc, acc_m_panels,
+                           [ldb](std::int64_t kn, const float* ap, const void* bk, float* c, std::int64_t tile_rows) {
+                             switch (tile_rows) {
+                               case 1: return update_tile<T, 1>(kn, ap, bk, ldb, c);
+                               case 2: return update_tile<T, 2>(kn, ap, bk, ldb, c);
+                               case 3: return update_tile<T, 3>(kn, ap, bk, ldb, c);
+                               case 4: return update_tile<T, 4>(kn, ap, bk, ldb, c);
+                               case 5: return update_tile<T, 5>(kn, ap, bk, ldb, c);
+                               default: return update_tile<T>(kn, ap, bk, ldb, c);
+                             }
+                           });
 }
 
 void stream_b(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64_t rows, const void* b, DType b_dtype,

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "cpu_ref/gemm_microkernel.h"
+#include "cpu_ref/gemm_stream_b.h"
 #include "cpu_ref/half_convert.h"
 
 namespace hal::cpu_ref {
@@ -36,25 +37,16 @@ void microkernel_portable(std::int64_t kc, const void* a_panel, const void* b_pa
   update_tile<DType::f32>(kc, static_cast<const float*>(a_panel), b_panel, kNr, acc);
 }
 
-// GemmStreamBFn: the tile update on B in place, a group of k rows at a time
+// GemmStreamBFn: the tile update on B in place, in stream_b_tiles's order
 // (the same per-element chain as through packing).
 void stream_b(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64_t rows, const void* b, DType b_dtype,
               std::int64_t ldb, std::int64_t panels, float* acc, std::int64_t acc_m_panels) {
-  constexpr std::int64_t kGroup = 16;
-  const std::int64_t esize = b_dtype == DType::bf16 ? 2 : 4;
-  const std::int64_t a_panels = (rows + kMr - 1) / kMr;
-  for (std::int64_t k0 = 0; k0 < kc; k0 += kGroup) {
-    const std::int64_t kn = k0 + kGroup < kc ? kGroup : kc - k0;
-    for (std::int64_t jp = 0; jp < panels; ++jp) {
-      const void* bk = static_cast<const char*>(b) + (k0 * ldb + jp * kNr) * esize;
-      for (std::int64_t ip = 0; ip < a_panels; ++ip) {
-        const float* ap = a + ip * a_stride + k0 * kMr;
-        float* c = acc + (jp * acc_m_panels + ip) * kMr * kNr;
-        if (b_dtype == DType::bf16) update_tile<DType::bf16>(kn, ap, bk, ldb, c);
-        else update_tile<DType::f32>(kn, ap, bk, ldb, c);
-      }
-    }
-  }
+  const bool bf16 = b_dtype == DType::bf16;
+  stream_b_tiles<kMr, kNr>(kc, a, a_stride, rows, b, bf16 ? 2 : 4, ldb, panels, acc, acc_m_panels,
+                           [bf16, ldb](std::int64_t kn, const float* ap, const void* bk, float* c, std::int64_t) {
+                             if (bf16) update_tile<DType::bf16>(kn, ap, bk, ldb, c);
+                             else update_tile<DType::f32>(kn, ap, bk, ldb, c);
+                           });
 }
 
 }  // namespace
