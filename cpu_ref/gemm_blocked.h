@@ -11,6 +11,10 @@
 //         for each NR column panel, for each MR row panel: micro-kernel
 //     epilogue once per element: act(alpha*acc + beta*C + bias), one rounding
 //
+// A tile of at most 24 rows (decode shapes) with a row-major f32/bf16 op(B)
+// skips the B packing: the kernel's stream_b reads B in place (packing it
+// cost more than the arithmetic), with the same per-element chain.
+//
 // Panels are fp32, or bf16 pairs for a bf16_pairs kernel (gemm_microkernel.h;
 // KC blocks then start at even k so a pair never straddles two blocks).
 // K is never split across threads and the accumulator persists across KC
