@@ -43,7 +43,7 @@ bool cast_contiguous(const CastCall& call) {
   const auto y_size = static_cast<std::int64_t>(dtype_size(y.dtype));
   const char* const src = static_cast<const char*>(x.data) + layout.offsets[0] * x_size;
   char* const dst = static_cast<char*>(y.data) + layout.offsets[1] * y_size;
-  if (src < dst + numel * y_size && dst < src + numel * x_size) return false;  // overlap: read a block first
+  if (byte_ranges_overlap(src, numel * x_size, dst, numel * y_size)) return false;  // overlap: read a block first
   const bool streaming = streams_output(y);
   const VectorKernels& vk = vector_kernels();
   constexpr std::int64_t kChunk = 2048;

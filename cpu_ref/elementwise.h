@@ -27,6 +27,12 @@ namespace hal::cpu_ref {
 // 32-byte aligned for the streaming stores.
 inline constexpr std::int64_t kFusedBlockElements = 8192;
 
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte: a contiguous
+// fast path that writes as it reads then gives way to the block-reading one.
+inline bool byte_ranges_overlap(const char* a, std::int64_t a_bytes, const char* b, std::int64_t b_bytes) {
+  return a < b + b_bytes && b < a + a_bytes;
+}
+
 // Calls body(start, count) for consecutive blocks of `block` elements covering
 // [0, numel).
 template <class Body>
@@ -111,7 +117,7 @@ bool map_elements_fused(const std::array<const Tensor*, NIn>& inputs, const Tens
   // write before it reads; the general path reads a block first. Leave it.
   for (int k = 0; k < NIn; ++k) {
     const char* src = at(k);
-    if (src != dst && src < dst + numel * esize && dst < src + numel * esize) return false;
+    if (src != dst && byte_ranges_overlap(src, numel * esize, dst, numel * esize)) return false;
   }
   const bool streaming = streams_output(y);
   parallel_blocks(

@@ -1,34 +1,26 @@
 // AVX2/FMA micro-kernel, 6 x 16: 12 ymm accumulators, 2 ymm for a row of B and
-// one broadcast of A (15 of the 16 ymm registers). Compiled with -mavx2 -mfma
-// only in this file; run only where cpu_features() reports AVX2+FMA.
+// one broadcast of A (15 of the 16 ymm registers). Compiled with -mavx2 -mfma -mf16c
+// (like every *_avx2.cpp); run only where cpu_features() reports AVX2+FMA+F16C.
 #include <immintrin.h>
 
 #include <cstdint>
 
 #include "cpu_ref/gemm_microkernel.h"
 #include "cpu_ref/gemm_stream_b.h"
+#include "cpu_ref/vector_avx2.h"  // load8_of: B widened exactly (a packed panel is f32)
 
 namespace hal::cpu_ref {
 namespace {
 
+using avx2::load8_of;
+
 constexpr int kMr = 6;
 constexpr int kNr = 16;
-
-// Eight elements of B from index i, exactly as fp32 (a packed panel is f32).
-template <DType T> inline __m256 load_b8(const void* b, std::int64_t i) {
-  if constexpr (T == DType::f32) {
-    return _mm256_loadu_ps(static_cast<const float*>(b) + i);
-  } else {  // bf16: the bits shifted into the high half are the float
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(b) + i));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  }
-}
 
 // Rows [0, R) of acc (6 x 16) += a (kc x 6) * b (kc rows of 16, ldb elements
 // apart); the other rows are neither read nor written.
 template <DType T, int R = kMr>
-inline __attribute__((always_inline)) void update_tile(std::int64_t kc, const float* a, const void* b,
-                                                       std::int64_t ldb, float* acc) {
+HAL_ALWAYS_INLINE void update_tile(std::int64_t kc, const float* a, const void* b, std::int64_t ldb, float* acc) {
   // Named accumulators, not an array: GCC keeps an array of vectors in memory
   // and stores it back every iteration.
   __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
@@ -40,8 +32,8 @@ inline __attribute__((always_inline)) void update_tile(std::int64_t kc, const fl
   HAL_ROW(5, c50, c51)
 #undef HAL_ROW
   for (std::int64_t k = 0; k < kc; ++k) {
-    const __m256 b0 = load_b8<T>(b, k * ldb);
-    const __m256 b1 = load_b8<T>(b, k * ldb + 8);
+    const __m256 b0 = load8_of<T>(b, k * ldb);
+    const __m256 b1 = load8_of<T>(b, k * ldb + 8);
     const float* ak = a + k * kMr;
 #define HAL_ROW(r, lo, hi)                                                                       \
   if constexpr (R > r) {                                                                         \

@@ -126,7 +126,6 @@ inline PrefetchHint row_hint(const Tensor& x, std::int64_t start, std::int64_t s
   return {static_cast<const char*>(x.data) + start * esize, n * esize};
 }
 
-
 // Shape of the outer dimensions when axis `axis` is the row axis.
 inline Shape without_axis(const Dims& dims, int axis) {
   Dims out = dims;
