@@ -50,6 +50,11 @@ void print_json() {
   std::fputs(out.c_str(), stdout);
 }
 
+// DeviceInfo's zero means "not known": say so rather than print a rate of 0.
+template <class V> std::string or_unknown(V value, const char* unit) {
+  return value > 0 ? fmt::format("{:.4g} {}", static_cast<double>(value), unit) : std::string("unknown");
+}
+
 void print_text() {
   for (Device* dev : devices()) {
     const DeviceInfo& d = dev->info();
@@ -61,10 +66,10 @@ void print_text() {
                d.memory_bytes);
     fmt::print("  warp size:      {}\n", d.warp_size);
     fmt::print("  L2:             {} bytes\n", d.l2_bytes);
-    fmt::print("  clock:          {} MHz\n", d.clock_mhz);
-    fmt::print("  peak fp32:      {} TFLOP/s\n", d.peak_fp32_tflops);
-    fmt::print("  peak bf16:      {} TFLOP/s\n", d.peak_bf16_tflops);
-    fmt::print("  peak bandwidth: {} GB/s\n", d.peak_bandwidth_gbps);
+    fmt::print("  clock:          {}\n", or_unknown(d.clock_mhz, "MHz"));
+    fmt::print("  peak fp32:      {}\n", or_unknown(d.peak_fp32_tflops, "TFLOP/s (nominal)"));
+    fmt::print("  peak bf16:      {}\n", or_unknown(d.peak_bf16_tflops, "TFLOP/s (nominal)"));
+    fmt::print("  peak bandwidth: {}\n", or_unknown(d.peak_bandwidth_gbps, "GB/s (nominal)"));
     fmt::print("  features:       {}\n", d.features.empty() ? "none" : fmt::format("{}", fmt::join(d.features, " ")));
   }
   fmt::print("backends:\n");

@@ -24,6 +24,11 @@ CpuDevice::CpuDevice() {
   info_.memory_bytes = f.memory_bytes;
   info_.warp_size = 1;
   info_.l2_bytes = f.l2_bytes;
+  info_.clock_mhz = f.clock_mhz;
+  info_.peak_fp32_tflops = nominal_fp32_tflops(f);
+  info_.peak_bf16_tflops = nominal_bf16_tflops(f);
+  // peak_bandwidth_gbps stays 0 (unknown): no portable source gives the
+  // memory's nominal rate; hal bench measures a copy ceiling instead.
   info_.features = f.feature_list();
 }
 

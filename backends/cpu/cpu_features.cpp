@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <cmath>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <thread>
+#include <utility>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -34,10 +39,35 @@ std::uint64_t read_sysconf(int name) {
   return v > 0 ? static_cast<std::uint64_t>(v) : 0;
 }
 
+std::string read_file(const char* path) {
+  std::ifstream in(path);
+  return in ? std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) : std::string();
+}
+
+std::string_view trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// The value of a "key<tabs>: value" line, if the line has that key.
+bool field(std::string_view line, std::string_view key, std::string_view& value) {
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos || trim(line.substr(0, colon)) != key) return false;
+  value = trim(line.substr(colon + 1));
+  return true;
+}
+
 CpuFeatures detect() {
   CpuFeatures f;
   f.brand = read_brand();
   f.hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const CpuInfoText info = parse_cpuinfo(read_file("/proc/cpuinfo"));
+  f.clock_mhz = info.clock_mhz;
+  // A process may see fewer threads than the machine has (affinity): count
+  // cores only when the file's cores fit in what this process sees.
+  f.physical_cores = info.physical_cores > 0 ? std::min(info.physical_cores, f.hardware_threads) : f.hardware_threads;
   f.memory_bytes = read_sysconf(_SC_PHYS_PAGES) * read_sysconf(_SC_PAGESIZE);
 #ifdef _SC_LEVEL2_CACHE_SIZE
   f.l2_bytes = read_sysconf(_SC_LEVEL2_CACHE_SIZE);
@@ -58,6 +88,60 @@ CpuFeatures detect() {
 }
 
 }  // namespace
+
+CpuInfoText parse_cpuinfo(std::string_view text) {
+  CpuInfoText out;
+  std::set<std::pair<std::string, std::string>> cores;
+  std::string physical_id, core_id;
+  bool has_core_id = false;
+  auto end_processor = [&] {
+    if (has_core_id) cores.emplace(physical_id, core_id);
+    physical_id.clear();
+    core_id.clear();
+    has_core_id = false;
+  };
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    std::string_view v;
+    if (trim(line).empty()) {
+      end_processor();
+    } else if (field(line, "cpu MHz", v)) {
+      double mhz = 0;
+      const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), mhz);
+      if (ec == std::errc() && out.clock_mhz == 0 && mhz > 0 && mhz < 1e6) out.clock_mhz = static_cast<int>(std::lround(mhz));
+    } else if (field(line, "physical id", v)) {
+      physical_id = std::string(v);
+    } else if (field(line, "core id", v)) {
+      core_id = std::string(v);
+      has_core_id = true;
+    }
+  }
+  end_processor();
+  out.physical_cores = static_cast<int>(cores.size());
+  return out;
+}
+
+namespace {
+
+// Vector lanes per FMA pipe the kernels use, and whether they fuse.
+double flops_per_cycle_per_core(const CpuFeatures& f) {
+  constexpr double kPipes = 2;
+  if (f.has_avx512()) return kPipes * 16 * 2;
+  if (f.has_avx2_fma()) return kPipes * 8 * 2;
+  return kPipes * 4;  // SSE: a 4-lane multiply pipe and a 4-lane add pipe
+}
+
+}  // namespace
+
+double nominal_fp32_tflops(const CpuFeatures& f) {
+  return f.physical_cores * (f.clock_mhz * 1e-6) * flops_per_cycle_per_core(f);
+}
+
+double nominal_bf16_tflops(const CpuFeatures& f) {
+  return nominal_fp32_tflops(f) * (f.has_avx512() && f.avx512bf16 ? 2 : 1);
+}
 
 std::vector<std::string> CpuFeatures::feature_list() const {
   std::vector<std::string> out;

@@ -3,6 +3,7 @@
 // from this; the build never assumes more than baseline x86-64.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hal::cpu {
@@ -10,6 +11,8 @@ namespace hal::cpu {
 struct CpuFeatures {
   std::string brand;
   int hardware_threads = 1;
+  int physical_cores = 1;  // hardware_threads without SMT siblings (peak rates count cores)
+  int clock_mhz = 0;       // nominal clock as the OS reports it; 0 if unknown
   std::uint64_t memory_bytes = 0;
   std::uint64_t l2_bytes = 0;
   bool avx2 = false, fma = false, f16c = false;
@@ -20,6 +23,25 @@ struct CpuFeatures {
   std::string arch_string() const;          // "x86-64+avx512f+avx512bf16"
   std::vector<std::string> feature_list() const;
 };
+
+// What /proc/cpuinfo (Linux) says that cpuid does not: the clock ("cpu MHz"
+// of the first processor) and the physical cores (distinct "physical id" /
+// "core id" pairs). Zero for what the text does not give.
+struct CpuInfoText {
+  int clock_mhz = 0;
+  int physical_cores = 0;
+};
+CpuInfoText parse_cpuinfo(std::string_view text);
+
+// Nominal peak in TFLOP/s: cores x clock x FLOPs per cycle, with two vector
+// FMA pipes per core (Zen 2-4, most Xeons; a one-FMA-pipe part gets half).
+// The FMA is the widest the vector kernels use (AVX-512: 16 lanes, AVX2: 8),
+// without FMA one multiply and one add pipe of 4 lanes. bf16 doubles the fp32
+// rate with AVX-512 BF16 (vdpbf16ps: two products per fp32 lane), else it is
+// the fp32 rate (bf16 is widened). A nominal figure: the benchmarks measure
+// their ceilings in the same run and prefer those.
+double nominal_fp32_tflops(const CpuFeatures& f);
+double nominal_bf16_tflops(const CpuFeatures& f);
 
 const CpuFeatures& cpu_features();
 
