@@ -105,13 +105,11 @@ struct VectorKernels {
   void (*map1_fused)(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming);
   void (*map2_fused)(FusedOp op, const void* a, const void* b, DType t, void* y, std::int64_t n, bool streaming);
 
-  // Attention's inner loops (cpu_ref/attention.cpp) over a block of `count`
-  // rows of n floats: dot_rows: out[j] = the fixed-order (lane) sum of the
-  // rounded products q[k] * rows[j * n + k], the same bits in every table;
-  // weighted_row_sum: acc[c] += p[j] * rows[j * n + c] for j = 0, 1, ... in
-  // turn, one fused multiply-add per step in the AVX2 table, a multiply and
-  // an add in the portable one.
-  void (*dot_rows)(const float* q, const float* rows, std::int64_t count, std::int64_t n, float* out);
+  // acc[c] += p[j] * rows[j * n + c] for j = 0, 1, ... count - 1 in turn:
+  // one fused multiply-add per step in the AVX2 table, a multiply and an add
+  // in the portable one, as the gemm micro-kernels of the same ISA step (the
+  // part of attention's P V that a query does not share with its panel,
+  // cpu_ref/attention_blocked.cpp).
   void (*weighted_row_sum)(const float* p, const float* rows, std::int64_t count, std::int64_t n, float* acc);
 };
 

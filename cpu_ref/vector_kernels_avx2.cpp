@@ -242,15 +242,6 @@ HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::in
 
 // ---- attention
 
-HAL_FLATTEN void dot_rows_run(const float* q, const float* rows, std::int64_t count, std::int64_t n, float* out) {
-  for (std::int64_t j = 0; j < count; ++j) {
-    const float* r = rows + j * n;
-    out[j] = lane_sum_run(
-        n, [&](std::int64_t i) { return _mm256_mul_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(r + i)); },
-        [&](std::int64_t i) { return _mm256_mul_ps(load_tail(q + i, n - i), load_tail(r + i, n - i)); });  // 0 * 0 = +0
-  }
-}
-
 // Four accumulator vectors stay in registers over the whole block of rows;
 // a tail of fewer than 8 columns goes through padded vectors, so every
 // column is one fused multiply-add per row wherever it lies.
@@ -475,7 +466,7 @@ const VectorKernels* vector_kernels_avx2() {
       max_run, sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
-      avx2::map1_fused, avx2::map2_fused, dot_rows_run, weighted_row_sum_run};
+      avx2::map1_fused, avx2::map2_fused, weighted_row_sum_run};
   return &table;
 }
 

@@ -184,9 +184,6 @@ void copy_streaming(void* dst, const void* src, std::int64_t bytes) {
   if (bytes > 0) std::memcpy(dst, src, static_cast<std::size_t>(bytes));
 }
 
-void dot_rows_run(const float* q, const float* rows, std::int64_t count, std::int64_t n, float* out) {
-  for (std::int64_t j = 0; j < count; ++j) out[j] = rows::fixed_dot(q, rows + j * n, n);
-}
 void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count, std::int64_t n, float* acc) {
   for (std::int64_t j = 0; j < count; ++j) {
     const float pj = p[j];
@@ -204,7 +201,7 @@ const VectorKernels& vector_kernels_portable() {
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
       nullptr,    nullptr,  // no fused maps: the general path is as fast here
-      dot_rows_run, weighted_row_sum_run};
+      weighted_row_sum_run};
   return table;
 }
 

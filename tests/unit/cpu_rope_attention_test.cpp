@@ -218,8 +218,10 @@ TEST(CpuRopeAttention, AttentionOddShapesMatchNaive) {
 }
 
 TEST(CpuRopeAttention, AttentionLongSequenceSpansKeyBlocksAndIsDeterministic) {
-  // sk = 300 crosses several key blocks, sq = 40 several query blocks.
-  const AttnShape a{1, 40, 300, 4, 1, 16, 8};
+  // sk = 300 crosses several key blocks of 64, sq = 200 two query blocks of
+  // 128 (cpu_ref/attention_blocked.cpp) and many micro-kernel row panels;
+  // causal, each query block ends on a diagonal key block.
+  const AttnShape a{1, 200, 300, 4, 1, 16, 8};
   AttnData in(a);
   for (bool causal : {false, true}) {
     const auto ref = attention_ref(a, in.q, in.k, in.v, causal, 0.25);
@@ -283,6 +285,28 @@ TEST(CpuRopeAttention, AttentionNaNInKeyReachesOnlyQueriesThatSeeIt) {
   for (std::size_t i = 0; i < y.size(); ++i) {
     const std::size_t query = i / 6;
     EXPECT_EQ(std::isnan(y[i]), query >= 4) << i;
+  }
+}
+
+TEST(CpuRopeAttention, AttentionInfInValueReachesOnlyQueriesThatSeeIt) {
+  // +inf in every column of value row 70 (causal, sq = sk = 100). Query rows
+  // 66..71 share a micro-kernel panel (6 rows on AVX2, 12 on AVX-512, 4 on
+  // the portable kernel): the keys they all see go through the micro-kernel,
+  // the rest row by row, so key 70 must reach queries 70.. only, even though
+  // its row is in the packed block the whole panel uses.
+  const AttnShape a{1, 100, 100, 2, 1, 8, 20};
+  AttnData in(a);
+  for (int c = 0; c < a.dv; ++c) in.v[static_cast<std::size_t>(70 * a.dv + c)] = std::numeric_limits<float>::infinity();
+  std::vector<float> y(static_cast<std::size_t>(a.sq * a.hq * a.dv));
+  run_attention(a, in.q, in.k, in.v, y, DType::f32, true);
+  const auto ref = attention_ref(a, in.q, in.k, in.v, true, 1 / std::sqrt(8.0));
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const std::size_t query = i / static_cast<std::size_t>(a.hq * a.dv);
+    if (query < 70) {
+      EXPECT_NEAR(y[i], ref[i], 3e-6) << i;
+    } else {
+      EXPECT_EQ(y[i], std::numeric_limits<float>::infinity()) << i;  // p > 0 times +inf, over a finite sum
+    }
   }
 }
 

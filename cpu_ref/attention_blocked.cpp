@@ -1,0 +1,210 @@
+// fp32 attention (attention.cpp states the op) on the gemm micro-kernel
+// (gemm_microkernel.h), the way gemm_blocked.cpp drives it. Per task of
+// kQueryBlock queries of one head, Q packed once; per block of kKeyBlock keys:
+//
+//   S = Q K^T   K's block packed (transposed, widened) as B panels; each
+//               score is one ascending chain over the head dimension
+//   per query   scale, block max, exp and sum (vector kernels) on its row of S
+//   O += P V    V's block packed as B panels. A panel of MR queries runs the
+//               micro-kernel over the keys all its queries see; each query's
+//               remaining keys (the causal diagonal) follow with
+//               weighted_row_sum, in ascending key order, as one chain.
+//
+// The accumulator O stays in the micro-kernel's tile layout for the whole
+// task, rescaled row by row when a query's max grows. Both steps multiply-add
+// as the micro-kernel does (one FMA a step on AVX2 / AVX-512, like the AVX2
+// weighted_row_sum; a multiply and an add in the portable kernel and table),
+// and which keys go through which step depends only on the fixed blocks, so
+// the bits do not depend on the thread count.
+//
+// Masked keys: a query's scores past its last key are computed (the block
+// holds the keys of its task's last query) but never read, and P V only ever
+// multiplies a key's V row into queries that see it, so a NaN or inf in a
+// masked row reaches no result. Q's padding rows (the last MR panel) are zero
+// and their results are never read.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "cpu_ref/attention_task.h"
+#include "cpu_ref/gemm_microkernel.h"
+#include "cpu_ref/gemm_operands.h"
+#include "cpu_ref/gemm_pack.h"
+#include "cpu_ref/rows_access.h"
+#include "cpu_ref/rows_math.h"
+#include "cpu_ref/vector_kernels.h"
+
+namespace hal::cpu_ref::attention_detail {
+
+namespace {
+
+// Queries per task: K and V blocks are packed once per task and key block, so
+// a taller query block spreads that over more arithmetic (profiled on the
+// 2-core VM, bf16 1x1024x8x128: packing took about 60% of the micro-kernel's
+// time at 64 queries, 35-40% at 128).
+constexpr std::int64_t kQueryBlock = 128;
+constexpr std::int64_t kKeyBlock = 64;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// A [b, s, h, c] tensor's head as a GemmMatrix of rows s, columns c
+// (transposed: rows c, columns s).
+GemmMatrix head_matrix(const Tensor& t, std::int64_t b, std::int64_t h, bool transposed) {
+  GemmMatrix m;
+  m.data = t.data;
+  m.dtype = t.dtype;
+  m.offset = row_start(t, b, 0, h);
+  m.row_stride = transposed ? t.strides[3] : t.strides[1];
+  m.col_stride = transposed ? t.strides[1] : t.strides[3];
+  return m;
+}
+
+// The accumulator layout of gemm_blocked.cpp: a rows x cols fp32 matrix as
+// ceil(rows/MR) x ceil(cols/NR) micro-kernel tiles of MR x NR, row-major
+// inside; the tile of row panel ip, column panel jp at (jp * m_panels + ip).
+struct TileLayout {
+  std::int64_t mr, nr, m_panels;
+  float* tile(float* base, std::int64_t ip, std::int64_t jp) const { return base + (jp * m_panels + ip) * mr * nr; }
+  // Row r's first NR-column chunk; chunk jp is jp * chunk_step() further.
+  float* row(float* base, std::int64_t r) const { return base + (r / mr) * mr * nr + (r % mr) * nr; }
+  std::int64_t chunk_step() const { return m_panels * mr * nr; }
+};
+
+// dst[0, n) = row r's first n columns.
+void copy_row_out(const TileLayout& layout, float* tiles, std::int64_t r, std::int64_t n, float* dst) {
+  const float* src = layout.row(tiles, r);
+  for (std::int64_t c = 0; c < n; c += layout.nr, src += layout.chunk_step())
+    std::copy_n(src, std::min(layout.nr, n - c), dst + c);
+}
+
+struct Scratch {
+  std::vector<float> q_panels, k_panels, v_panels, p_panels, s_tiles, o_tiles, p_rows, out;
+  std::vector<std::int64_t> row_keys;  // keys of this block each query takes (0: none)
+  std::vector<QueryState<float>> state;
+};
+
+}  // namespace
+
+void attention_f32_blocked(const AttentionCall& call) {
+  const Tensor &q = call.q, &k = call.k, &v = call.v, &y = call.y;
+  const Geometry g(call);
+  const std::int64_t d = g.d, dv = g.dv;
+  const float scale = g.scale<float>(call.scale);
+  const float inf = std::numeric_limits<float>::infinity();
+  const VectorKernels& vk = vector_kernels();
+  const GemmMicroKernel& kernel = selected_gemm_microkernel();
+  const GemmPacking packing = kernel.packing;  // fp32: the selected kernel never pairs
+  const std::int64_t mr = kernel.mr, nr = kernel.nr;
+  const std::int64_t q_panels = ceil_div(kQueryBlock, mr);
+  const std::int64_t k_panels = ceil_div(kKeyBlock, nr), v_panels = ceil_div(dv, nr);
+  const std::int64_t qa_stride = panel_stride(packing, d, static_cast<int>(mr));
+  const std::int64_t kb_stride = panel_stride(packing, d, static_cast<int>(nr));
+  const std::int64_t pa_stride = panel_stride(packing, kKeyBlock, static_cast<int>(mr));
+  const TileLayout s_layout{mr, nr, q_panels}, o_layout{mr, nr, q_panels};
+
+  rows::parallel_rows(task_count(g, kQueryBlock), kQueryBlock * (g.sk + 1) * (d + dv + 1),
+                      [&](std::int64_t begin, std::int64_t end) {
+    Scratch s;
+    s.q_panels.resize(static_cast<std::size_t>(q_panels * qa_stride));
+    s.k_panels.resize(static_cast<std::size_t>(k_panels * kb_stride));
+    s.v_panels.resize(static_cast<std::size_t>(v_panels * panel_stride(packing, kKeyBlock, static_cast<int>(nr))));
+    s.p_panels.resize(static_cast<std::size_t>(q_panels * pa_stride));
+    s.s_tiles.resize(static_cast<std::size_t>(q_panels * k_panels * mr * nr));
+    s.o_tiles.resize(static_cast<std::size_t>(q_panels * v_panels * mr * nr));
+    s.p_rows.resize(static_cast<std::size_t>(kQueryBlock * kKeyBlock));
+    s.out.resize(static_cast<std::size_t>(dv));
+    s.row_keys.resize(static_cast<std::size_t>(kQueryBlock));
+    s.state.resize(static_cast<std::size_t>(kQueryBlock));
+
+    for (std::int64_t task = begin; task < end; ++task) {
+      const Task t = task_of(g, task, kQueryBlock);
+      const std::int64_t used_q_panels = ceil_div(t.q_count, mr);
+      pack_a(packing, head_matrix(q, t.b, t.h, false), 0, t.q_begin, t.q_count, 0, d, static_cast<int>(mr),
+             s.q_panels.data());
+      std::fill(s.o_tiles.begin(), s.o_tiles.end(), 0.0f);
+      // P's padding rows (past q_count) are never written: zero, so that
+      // what the micro-kernel multiplies into rows nobody reads stays finite
+      // unless V is not. Entries past the keys a row takes may be stale: the
+      // shared run never reaches them.
+      std::fill(s.p_panels.begin(), s.p_panels.end(), 0.0f);
+      std::fill(s.state.begin(), s.state.end(), QueryState<float>{});
+      const GemmMatrix k_t = head_matrix(k, t.b, t.kv_head, true), v_m = head_matrix(v, t.b, t.kv_head, false);
+
+      const std::int64_t keys_end = g.keys_of(t.q_begin + t.q_count - 1);  // the last query sees the most keys
+      for (std::int64_t kb = 0; kb < keys_end; kb += kKeyBlock) {
+        const std::int64_t k_count = std::min(kKeyBlock, keys_end - kb);
+        const std::int64_t used_k_panels = ceil_div(k_count, nr);
+        pack_b(packing, k_t, 0, kb, k_count, 0, d, static_cast<int>(nr), s.k_panels.data());
+        std::fill(s.s_tiles.begin(), s.s_tiles.end(), 0.0f);
+        for (std::int64_t jp = 0; jp < used_k_panels; ++jp)
+          for (std::int64_t ip = 0; ip < used_q_panels; ++ip)
+            kernel.run(d, s.q_panels.data() + ip * qa_stride, s.k_panels.data() + jp * kb_stride,
+                       s_layout.tile(s.s_tiles.data(), ip, jp));
+
+        // The online softmax, query by query.
+        for (std::int64_t r = 0; r < t.q_count; ++r) {
+          std::int64_t& taken = s.row_keys[static_cast<std::size_t>(r)];
+          taken = 0;
+          const std::int64_t valid = std::clamp<std::int64_t>(g.keys_of(t.q_begin + r) - kb, 0, k_count);
+          if (valid == 0) continue;
+          QueryState<float>& st = s.state[static_cast<std::size_t>(r)];
+          st.any_key = true;
+          float* p = s.p_rows.data() + r * kKeyBlock;
+          copy_row_out(s_layout, s.s_tiles.data(), r, valid, p);
+          vk.scale(p, scale, p, valid);
+          // vk.max need not propagate NaN. Any other answer than -inf (or
+          // NaN) settles the row: a NaN score then reaches the sum through
+          // its exp. -inf must be told from all-NaN, exactly.
+          float block_max = vk.max(p, valid);
+          if (!(block_max > -inf)) {
+            block_max = -inf;
+            for (std::int64_t j = 0; j < valid; ++j) block_max = rows::nan_max(block_max, p[j]);
+          }
+          const float m_new = rows::nan_max(st.m, block_max);
+          // Every score so far is -inf: nothing to add yet (exp(-inf - -inf)
+          // would be NaN); a later finite score or the end decides the row.
+          if (m_new == -inf) continue;
+          const float correction = std::exp(st.m - m_new);  // 0 on the first finite block
+          st.l = st.l * correction + vk.exp_shifted_sum(p, m_new, p, valid, {});
+          st.m = m_new;
+          float* o = o_layout.row(s.o_tiles.data(), r);
+          for (std::int64_t jp = 0; jp < v_panels; ++jp, o += o_layout.chunk_step()) vk.scale(o, correction, o, nr);
+          float* pa = s.p_panels.data() + (r / mr) * pa_stride + r % mr;
+          for (std::int64_t j = 0; j < valid; ++j) pa[j * mr] = p[j];
+          taken = valid;
+        }
+
+        // O += P V: per MR panel of queries, the keys all of them take
+        // through the micro-kernel, then each query's own remaining keys.
+        pack_b(packing, v_m, 0, 0, dv, kb, k_count, static_cast<int>(nr), s.v_panels.data());
+        const std::int64_t vb_stride = panel_stride(packing, k_count, static_cast<int>(nr));
+        for (std::int64_t ip = 0; ip < used_q_panels; ++ip) {
+          const std::int64_t r0 = ip * mr, r1 = std::min(r0 + mr, t.q_count);
+          const std::int64_t shared = *std::min_element(s.row_keys.begin() + r0, s.row_keys.begin() + r1);
+          if (shared > 0)
+            for (std::int64_t jp = 0; jp < v_panels; ++jp)
+              kernel.run(shared, s.p_panels.data() + ip * pa_stride, s.v_panels.data() + jp * vb_stride,
+                         o_layout.tile(s.o_tiles.data(), ip, jp));
+          for (std::int64_t r = r0; r < r1; ++r) {
+            const std::int64_t taken = s.row_keys[static_cast<std::size_t>(r)];
+            if (taken <= shared) continue;
+            const float* p = s.p_rows.data() + r * kKeyBlock;
+            float* o = o_layout.row(s.o_tiles.data(), r);
+            for (std::int64_t jp = 0; jp < v_panels; ++jp, o += o_layout.chunk_step())
+              vk.weighted_row_sum(p + shared, s.v_panels.data() + jp * vb_stride + shared * nr, taken - shared, nr, o);
+          }
+        }
+      }
+
+      for (std::int64_t r = 0; r < t.q_count; ++r) {
+        copy_row_out(o_layout, s.o_tiles.data(), r, dv, s.out.data());
+        finish_row(s.state[static_cast<std::size_t>(r)], s.out.data(), dv);
+        rows::scatter(y, row_start(y, t.b, t.q_begin + r, t.h), y.strides[3], dv, s.out.data());
+      }
+    }
+  });
+}
+
+}  // namespace hal::cpu_ref::attention_detail
