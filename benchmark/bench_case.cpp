@@ -78,7 +78,7 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
   }
   const DType attn_t = cpu ? DType::f32 : DType::bf16;
   for (std::int64_t s : {512, 1024, 2048, 4096, 8192}) {
-    if (cpu && s > 1024) continue;
+    // CPU: 4 heads keep seq 8192 to about 2 s per run on two cores.
     const std::int64_t heads = cpu ? 4 : 16;
     out.push_back({BenchOp::attention, attn_t, {1, s, heads, 128}});
     out.push_back({BenchOp::attention_causal, attn_t, {1, s, heads, 128}});

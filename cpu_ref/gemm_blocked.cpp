@@ -63,19 +63,25 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // One output row of a tile: gathers its fp32 accumulators (stored per MR x NR
 // micro-tile) into `row`, then applies act(alpha * acc + beta * C + bias) in
 // this order in fp32 and rounds once to C's dtype. Each step is a separate
-// pass over the row so that the common cases (alpha 1, beta 0, no bias, no
-// activation, contiguous f32 C) are plain copies; the arithmetic per element
-// is the same whichever steps run. C is read only when beta != 0.
+// pass over the row, and the common case (alpha 1, beta 0, no bias, no
+// activation, contiguous f32 C) copies the accumulators straight into C; the
+// arithmetic per element is the same whichever steps run. C is read only
+// when beta != 0.
 void write_row(const GemmProblem& p, std::int64_t batch, std::int64_t i, std::int64_t j0, std::int64_t nc,
                const float* acc_row, std::int64_t panel_floats, int nr, float* row) {
-  for (std::int64_t j = 0, jp = 0; j < nc; j += nr, ++jp) {
-    const std::int64_t width = std::min<std::int64_t>(nr, nc - j);
-    std::memcpy(row + j, acc_row + jp * panel_floats, sizeof(float) * static_cast<std::size_t>(width));
-  }
-  if (p.alpha != 1.0f)
-    for (std::int64_t j = 0; j < nc; ++j) row[j] *= p.alpha;
   void* c_data = const_cast<void*>(p.c.data);
   const std::int64_t c0 = p.c.index(batch, i, j0), cs = p.c.col_stride;
+  // No epilogue and a contiguous f32 C: the accumulators are the result.
+  const bool plain = p.alpha == 1.0f && p.beta == 0.0f && !p.has_bias && p.activation == Activation::none &&
+                     p.c.dtype == DType::f32 && cs == 1;
+  float* gathered = plain ? static_cast<float*>(c_data) + c0 : row;
+  for (std::int64_t j = 0, jp = 0; j < nc; j += nr, ++jp) {
+    const std::int64_t width = std::min<std::int64_t>(nr, nc - j);
+    std::memcpy(gathered + j, acc_row + jp * panel_floats, sizeof(float) * static_cast<std::size_t>(width));
+  }
+  if (plain) return;
+  if (p.alpha != 1.0f)
+    for (std::int64_t j = 0; j < nc; ++j) row[j] *= p.alpha;
   if (p.beta != 0.0f)
     for (std::int64_t j = 0; j < nc; ++j) row[j] += p.beta * load_element_f32(c_data, p.c.dtype, c0 + j * cs);
   if (p.has_bias) {

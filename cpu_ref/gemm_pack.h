@@ -9,6 +9,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "cpu_ref/gemm_microkernel.h"
 #include "cpu_ref/gemm_operands.h"
 #include "cpu_ref/half_convert.h"
@@ -45,6 +49,53 @@ template <DType T> inline float load_as_f32(const void* data, std::int64_t index
   }
 }
 
+#if defined(__SSE2__)
+// Four consecutive elements as fp32 (exact: bf16 bits become the high half).
+template <DType T> inline __m128 load4_as_f32(const void* data, std::int64_t index) {
+  if constexpr (T == DType::f32) {
+    return _mm_loadu_ps(static_cast<const float*>(data) + index);
+  } else {
+    static_assert(T == DType::bf16, "f16 is widened element by element");
+    const auto* p = static_cast<const std::uint16_t*>(data) + index;
+    return _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+}
+
+// Lines [0, valid) x k [k, k + 4) of a k-contiguous source into the panel
+// (d[k * width + w]): four lines at a time through a 4 x 4 transpose, a pair
+// through one unpack, a last odd line element by element. Baseline SSE2
+// (every x86-64), so no run-time dispatch; the same bits as the plain loop.
+template <DType T>
+inline void pack_four_k(const void* data, std::int64_t src, std::int64_t line_stride, std::int64_t k,
+                        std::int64_t valid, int width, float* d) {
+  float* d0 = d + k * width;
+  std::int64_t w = 0;
+  for (; w + 4 <= valid; w += 4) {
+    __m128 r0 = load4_as_f32<T>(data, src + w * line_stride + k);
+    __m128 r1 = load4_as_f32<T>(data, src + (w + 1) * line_stride + k);
+    __m128 r2 = load4_as_f32<T>(data, src + (w + 2) * line_stride + k);
+    __m128 r3 = load4_as_f32<T>(data, src + (w + 3) * line_stride + k);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(d0 + w, r0);
+    _mm_storeu_ps(d0 + width + w, r1);
+    _mm_storeu_ps(d0 + 2 * width + w, r2);
+    _mm_storeu_ps(d0 + 3 * width + w, r3);
+  }
+  if (w + 2 <= valid) {
+    const __m128 a = load4_as_f32<T>(data, src + w * line_stride + k);
+    const __m128 b = load4_as_f32<T>(data, src + (w + 1) * line_stride + k);
+    const __m128 lo = _mm_unpacklo_ps(a, b), hi = _mm_unpackhi_ps(a, b);  // a0 b0 a1 b1, a2 b2 a3 b3
+    _mm_storel_pi(reinterpret_cast<__m64*>(d0 + w), lo);
+    _mm_storeh_pi(reinterpret_cast<__m64*>(d0 + width + w), lo);
+    _mm_storel_pi(reinterpret_cast<__m64*>(d0 + 2 * width + w), hi);
+    _mm_storeh_pi(reinterpret_cast<__m64*>(d0 + 3 * width + w), hi);
+    w += 2;
+  }
+  for (; w < valid; ++w)
+    for (int i = 0; i < 4; ++i) d0[i * width + w] = load_as_f32<T>(data, src + w * line_stride + k + i);
+}
+#endif
+
 // Packs `extent` (<= panels*width) lines of the matrix starting at `line0`
 // along the panel axis, for reduction indices [k0, k0+kc), into panels of
 // `width` lines: dst[panel][k][w]. For op(A) the lines are rows (line_stride =
@@ -74,10 +125,18 @@ void pack_panels(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, st
         const std::int64_t src = base + p0 * line_stride;
         for (std::int64_t k0 = 0; k0 < kc; k0 += kPackChunk) {
           const std::int64_t k1 = k0 + kPackChunk < kc ? k0 + kPackChunk : kc;
-          if constexpr (unit_k_stride)
+          std::int64_t k = k0;
+          if constexpr (unit_k_stride) {
             for (std::int64_t w = 0; w < valid; ++w)
               __builtin_prefetch(element_address<T>(data, src + w * line_stride + k1 + kPrefetchAhead));
-          for (std::int64_t k = k0; k < k1; ++k)
+#if defined(__SSE2__)
+            // A transpose: element by element it cost about half of the
+            // packing time (gemm's A, attention's K).
+            if constexpr (T != DType::f16)
+              for (; k + 4 <= k1; k += 4) pack_four_k<T>(data, src, line_stride, k, valid, width, d);
+#endif
+          }
+          for (; k < k1; ++k)
             for (std::int64_t w = 0; w < valid; ++w)
               d[k * width + w] = load_as_f32<T>(data, src + w * line_stride + k * ks);
         }

@@ -38,8 +38,10 @@ CpuInfoText parse_cpuinfo(std::string_view text);
 // The FMA is the widest the vector kernels use (AVX-512: 16 lanes, AVX2: 8),
 // without FMA one multiply and one add pipe of 4 lanes. bf16 doubles the fp32
 // rate with AVX-512 BF16 (vdpbf16ps: two products per fp32 lane), else it is
-// the fp32 rate (bf16 is widened). A nominal figure: the benchmarks measure
-// their ceilings in the same run and prefer those.
+// the fp32 rate (bf16 is widened). A nominal figure: the clock is the one the
+// OS reports (often the base clock; a VM's host TSC), which boost exceeds --
+// on the 2-core VM the AVX2 kernel reaches about 95% of it on one core -- so
+// the benchmarks measure their ceilings in the same run and prefer those.
 double nominal_fp32_tflops(const CpuFeatures& f);
 double nominal_bf16_tflops(const CpuFeatures& f);
 
