@@ -25,7 +25,9 @@ double output_underflow(DType t) {
     case DType::bf16: return 0x1p-134;
     case DType::f8e4m3: return 0x1p-10;
     case DType::f8e5m2: return 0x1p-17;
-    case DType::f64: return 0x1p-1075;
+    // Half the smallest subnormal, as for the others, is 2^-1075: not a
+    // double (the literal rounded to 0). The smallest subnormal bounds it.
+    case DType::f64: return 0x1p-1074;
     default: return 0.0;
   }
 }
@@ -45,14 +47,6 @@ struct Finisher {
     return kSafety * (compute_err * (1.0 + u) + u * std::fabs(ref) + eta);
   }
 };
-
-// A view of `t` read as if it had shape `target` (NumPy broadcasting).
-Tensor broadcast_view(const Tensor& t, const Shape& target) {
-  Tensor v = t;
-  v.strides = broadcast_strides(t.shape, t.strides, target);
-  v.shape = target;
-  return v;
-}
 
 std::vector<double> gemm_bounds(const GemmCall& g, std::span<const double> ref, const Finisher& fin) {
   const std::vector<double> A = gather(g.a), B = gather(g.b);

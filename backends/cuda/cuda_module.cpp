@@ -1,9 +1,6 @@
 // Module cache and kernel launch.
 #include "backends/cuda/cuda_module.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include <fmt/format.h>
 
 #include "backends/cuda/cuda_device.h"
@@ -12,30 +9,17 @@
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_stream.h"
+#include "backends/gpu/embedded_kernels.h"
 #include "hal/error.h"
 
 namespace hal::cuda {
 
 namespace {
 
-bool declares(const EmbeddedFatbin& f, std::string_view name) {
-  for (const char* const* k = f.kernels; k && *k; ++k)
-    if (name == *k) return true;
-  return false;
-}
-
-// Debug builds, or HAL_CUDA_SYNC=1: synchronise after every launch so an
-// asynchronous fault is blamed on the kernel that caused it.
+// Debug builds, or HAL_CUDA_SYNC=1 (gpu::sync_after_launch_requested).
 bool sync_after_launch() {
-#ifndef NDEBUG
-  return true;
-#else
-  static const bool on = [] {
-    const char* v = std::getenv("HAL_CUDA_SYNC");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
+  static const bool on = gpu::sync_after_launch_requested("HAL_CUDA_SYNC");
   return on;
-#endif
 }
 
 }  // namespace
@@ -58,16 +42,10 @@ CUfunction ModuleCache::function(const char* name, unsigned shared_bytes) {
   auto it = functions_.find(std::string_view(name));
   if (it == functions_.end()) {
     const auto fatbins = embedded_fatbins();
-    CUfunction fn = nullptr;
-    // The file whose source declares the kernel first; then every other file
-    // (the declaration scan is a hint, a macro-made name would escape it).
-    for (int pass = 0; pass < 2 && fn == nullptr; ++pass) {
-      for (std::size_t i = 0; i < fatbins.size() && fn == nullptr; ++i) {
-        if (declares(fatbins[i], name) != (pass == 0)) continue;
-        CUfunction f = nullptr;
-        if (driver()->cuModuleGetFunction(&f, module_for(i), name) == CUDA_SUCCESS) fn = f;
-      }
-    }
+    CUfunction fn = gpu::find_kernel(fatbins, name, [&](std::size_t i) {
+      CUfunction f = nullptr;
+      return driver()->cuModuleGetFunction(&f, module_for(i), name) == CUDA_SUCCESS ? f : nullptr;
+    });
     if (fn == nullptr)
       throw Error(ErrorCode::device_error,
                   fmt::format("{}: kernel '{}' is not in any embedded fatbin", device_.name(), name));

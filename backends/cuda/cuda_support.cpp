@@ -1,5 +1,5 @@
 // The cuda backend implements the GPU kernel matrix shared with the other GPU backend.
-#include "backends/gpu_support.h"
+#include "backends/gpu/support.h"
 #include "backends/cuda/cuda_ops.h"
 
 namespace hal::cuda {

@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "backends/gpu/dispatch.h"
 #include "backends/hip/hip_backend.h"
 #include "backends/hip/hip_driver.h"
 #include "backends/hip/hip_ops.h"
@@ -145,24 +146,7 @@ void HipDevice::execute(StreamImpl& stream, const OpCall& call) {
   const Support sup = supports(call);
   if (!sup.ok) throw Error(ErrorCode::unsupported, sup.reason);
   make_current();
-  std::visit(
-      [&](const auto& c) {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<T, GemmCall>) run_gemm(*s, c);
-        else if constexpr (std::is_same_v<T, AttentionCall>) run_attention(*s, c);
-        else if constexpr (std::is_same_v<T, ReduceCall>) run_reduce(*s, c);
-        else if constexpr (std::is_same_v<T, SoftmaxCall>) run_softmax(*s, c);
-        else if constexpr (std::is_same_v<T, NormCall>) run_norm(*s, c);
-        else if constexpr (std::is_same_v<T, RopeCall>) run_rope(*s, c);
-        else if constexpr (std::is_same_v<T, BinaryCall>) run_binary(*s, c);
-        else if constexpr (std::is_same_v<T, UnaryCall>) run_unary(*s, c);
-        else if constexpr (std::is_same_v<T, SwigluCall>) run_swiglu(*s, c);
-        else if constexpr (std::is_same_v<T, CastCall>) run_cast(*s, c);
-        else if constexpr (std::is_same_v<T, CopyCall>) run_copy(*s, c);
-        else if constexpr (std::is_same_v<T, EmbeddingCall>) run_embedding(*s, c);
-        else if constexpr (std::is_same_v<T, FillRandomCall>) run_fill_random(*s, c);
-      },
-      call);
+  gpu::run_op(*s, call);
 }
 
 BackendProbe probe() {

@@ -3,9 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <cstring>
-
+#include "backends/gpu/embedded_kernels.h"
 #include "backends/hip/hip_code_objects.h"
 #include "backends/hip/hip_device.h"
 #include "backends/hip/hip_driver.h"
@@ -18,24 +16,10 @@ namespace hal::hip {
 
 namespace {
 
-bool declares(const EmbeddedCodeObject& f, std::string_view name) {
-  for (const char* const* k = f.kernels; k && *k; ++k)
-    if (name == *k) return true;
-  return false;
-}
-
-// Debug builds, or HAL_HIP_SYNC=1: synchronise after every launch so an
-// asynchronous fault is blamed on the kernel that caused it.
+// Debug builds, or HAL_HIP_SYNC=1 (gpu::sync_after_launch_requested).
 bool sync_after_launch() {
-#ifndef NDEBUG
-  return true;
-#else
-  static const bool on = [] {
-    const char* v = std::getenv("HAL_HIP_SYNC");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
+  static const bool on = gpu::sync_after_launch_requested("HAL_HIP_SYNC");
   return on;
-#endif
 }
 
 }  // namespace
@@ -58,16 +42,10 @@ hipFunction_t ModuleCache::function(const char* name) {
   auto it = functions_.find(std::string_view(name));
   if (it != functions_.end()) return it->second;
   const auto objects = embedded_code_objects();
-  hipFunction_t fn = nullptr;
-  // The file whose source declares the kernel first; then every other file
-  // (the declaration scan is a hint, a macro-made name would escape it).
-  for (int pass = 0; pass < 2 && fn == nullptr; ++pass) {
-    for (std::size_t i = 0; i < objects.size() && fn == nullptr; ++i) {
-      if (declares(objects[i], name) != (pass == 0)) continue;
-      hipFunction_t f = nullptr;
-      if (driver()->hipModuleGetFunction(&f, module_for(i), name) == hipSuccess) fn = f;
-    }
-  }
+  hipFunction_t fn = gpu::find_kernel(objects, name, [&](std::size_t i) {
+    hipFunction_t f = nullptr;
+    return driver()->hipModuleGetFunction(&f, module_for(i), name) == hipSuccess ? f : nullptr;
+  });
   if (fn == nullptr)
     throw Error(ErrorCode::device_error,
                 fmt::format("{}: kernel '{}' is not in any embedded code object", device_.name(), name));

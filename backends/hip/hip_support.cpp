@@ -1,5 +1,5 @@
 // The hip backend implements the GPU kernel matrix shared with the other GPU backend.
-#include "backends/gpu_support.h"
+#include "backends/gpu/support.h"
 #include "backends/hip/hip_ops.h"
 
 namespace hal::hip {

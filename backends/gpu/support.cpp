@@ -1,5 +1,5 @@
-// The dtype matrix of the GPU kernels (see gpu_support.h).
-#include "backends/gpu_support.h"
+// The dtype matrix of the GPU kernels (see support.h).
+#include "backends/gpu/support.h"
 
 #include <fmt/format.h>
 

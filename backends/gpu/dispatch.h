@@ -1,0 +1,36 @@
+#pragma once
+// Both GPU backends' Device::execute end the same way: each op call goes to
+// the backend's launcher of its family (cuda_ops.h, hip_ops.h). The
+// launchers are found by argument-dependent lookup on the backend's stream
+// type (run_gemm(CudaStream&, ...) lives in hal::cuda), so this one table
+// serves both and a new op is added in one place.
+#include <type_traits>
+#include <variant>
+
+#include "hal/op.h"
+
+namespace hal::gpu {
+
+template <class Stream> void run_op(Stream& s, const OpCall& call) {
+  std::visit(
+      [&](const auto& c) {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, GemmCall>) run_gemm(s, c);
+        else if constexpr (std::is_same_v<T, AttentionCall>) run_attention(s, c);
+        else if constexpr (std::is_same_v<T, ReduceCall>) run_reduce(s, c);
+        else if constexpr (std::is_same_v<T, SoftmaxCall>) run_softmax(s, c);
+        else if constexpr (std::is_same_v<T, NormCall>) run_norm(s, c);
+        else if constexpr (std::is_same_v<T, RopeCall>) run_rope(s, c);
+        else if constexpr (std::is_same_v<T, BinaryCall>) run_binary(s, c);
+        else if constexpr (std::is_same_v<T, UnaryCall>) run_unary(s, c);
+        else if constexpr (std::is_same_v<T, SwigluCall>) run_swiglu(s, c);
+        else if constexpr (std::is_same_v<T, CastCall>) run_cast(s, c);
+        else if constexpr (std::is_same_v<T, CopyCall>) run_copy(s, c);
+        else if constexpr (std::is_same_v<T, EmbeddingCall>) run_embedding(s, c);
+        else if constexpr (std::is_same_v<T, FillRandomCall>) run_fill_random(s, c);
+        else static_assert(!sizeof(T), "an op call without a GPU launcher");
+      },
+      call);
+}
+
+}  // namespace hal::gpu
