@@ -114,13 +114,7 @@ std::unique_ptr<EventImpl> CudaDevice::create_event() { return std::make_unique<
 Support CudaDevice::supports(const OpCall& call) const { return supports_call(call); }
 
 void CudaDevice::execute(StreamImpl& stream, const OpCall& call) {
-  auto* s = dynamic_cast<CudaStream*>(&stream);
-  if (s == nullptr || &s->device() != this)
-    throw_invalid_argument(op_name(call), "stream", fmt::format("a stream of {}", info_.name), "another device's stream");
-  const Support sup = supports_call(call);
-  if (!sup.ok) throw Error(ErrorCode::unsupported, sup.reason);
-  make_current();
-  gpu::run_op(*s, call);
+  gpu::execute<CudaStream>(*this, stream, call);
 }
 
 BackendProbe probe() {

@@ -1,12 +1,17 @@
 #pragma once
-// Both GPU backends' Device::execute end the same way: each op call goes to
-// the backend's launcher of its family (cuda_ops.h, hip_ops.h). The
-// launchers are found by argument-dependent lookup on the backend's stream
-// type (run_gemm(CudaStream&, ...) lives in hal::cuda), so this one table
-// serves both and a new op is added in one place.
+// Device::execute of both GPU backends: the stream must be the device's own,
+// the call one its kernels implement; then each op call goes to the
+// backend's launcher of its family (cuda_ops.h, hip_ops.h). The launchers
+// are found by argument-dependent lookup on the backend's stream type
+// (run_gemm(CudaStream&, ...) lives in hal::cuda), so this one table serves
+// both and a new op is added in one place.
+#include <fmt/format.h>
+
 #include <type_traits>
 #include <variant>
 
+#include "hal/device.h"
+#include "hal/error.h"
 #include "hal/op.h"
 
 namespace hal::gpu {
@@ -31,6 +36,18 @@ template <class Stream> void run_op(Stream& s, const OpCall& call) {
         else static_assert(!sizeof(T), "an op call without a GPU launcher");
       },
       call);
+}
+
+// The whole of Device::execute for a GPU device `dev` whose streams are Stream.
+template <class Stream, class GpuDevice> void execute(GpuDevice& dev, StreamImpl& stream, const OpCall& call) {
+  auto* s = dynamic_cast<Stream*>(&stream);
+  if (s == nullptr || &s->device() != &dev)
+    throw_invalid_argument(op_name(call), "stream", fmt::format("a stream of {}", dev.info().name),
+                           "another device's stream");
+  const Support sup = dev.supports(call);
+  if (!sup.ok) throw Error(ErrorCode::unsupported, sup.reason);
+  dev.make_current();
+  run_op(*s, call);
 }
 
 }  // namespace hal::gpu

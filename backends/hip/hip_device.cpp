@@ -140,13 +140,7 @@ Support HipDevice::supports(const OpCall& call) const {
 }
 
 void HipDevice::execute(StreamImpl& stream, const OpCall& call) {
-  auto* s = dynamic_cast<HipStream*>(&stream);
-  if (s == nullptr || &s->device() != this)
-    throw_invalid_argument(op_name(call), "stream", fmt::format("a stream of {}", info_.name), "another device's stream");
-  const Support sup = supports(call);
-  if (!sup.ok) throw Error(ErrorCode::unsupported, sup.reason);
-  make_current();
-  gpu::run_op(*s, call);
+  gpu::execute<HipStream>(*this, stream, call);
 }
 
 BackendProbe probe() {
