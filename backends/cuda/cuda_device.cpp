@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <variant>
 
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_driver.h"

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <variant>
 #include <vector>
 
 #include "backends/gpu/dispatch.h"
