@@ -218,10 +218,10 @@ TEST(CpuRopeAttention, AttentionOddShapesMatchNaive) {
 }
 
 TEST(CpuRopeAttention, AttentionLongSequenceSpansKeyBlocksAndIsDeterministic) {
-  // sk = 300 crosses several key blocks of 64, sq = 200 two query blocks of
-  // 128 (cpu_ref/attention_blocked.cpp) and many micro-kernel row panels;
+  // sk = 400 crosses several key blocks of 64, sq = 300 two query blocks of
+  // 256 (cpu_ref/attention_blocked.cpp) and many micro-kernel row panels;
   // causal, each query block ends on a diagonal key block.
-  const AttnShape a{1, 200, 300, 4, 1, 16, 8};
+  const AttnShape a{1, 300, 400, 4, 1, 16, 8};
   AttnData in(a);
   for (bool causal : {false, true}) {
     const auto ref = attention_ref(a, in.q, in.k, in.v, causal, 0.25);
