@@ -7,32 +7,17 @@
   cuda_embed_fatbin.py --registry OUT.cpp NAME...
       -> hal::cuda::embedded_fatbins(): the table {file, kernels, data, size}.
 """
-import re
 import sys
 
-KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:void\s+)?(\w+)\s*\(')
-
-
-def write_if_changed(path, text):
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except OSError:
-        pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+from embed_common import byte_rows, c_string_list, kernel_names, write_if_changed
 
 
 def embed(name, fatbin, source, out):
     data = open(fatbin, "rb").read()
     src = open(source, encoding="utf-8").read()
-    kernels = sorted(set(KERNEL_RE.findall(src)))
-    lines = []
-    for i in range(0, len(data), 20):
-        lines.append("  " + ",".join(str(b) for b in data[i:i + 20]) + ",")
-    body = "\n".join(lines)
-    names = "".join(f'"{k}", ' for k in kernels)
+    kernels = kernel_names(src)
+    body = byte_rows(data)
+    names = c_string_list(kernels)
     text = f"""// Generated from {name}.fatbin by cmake/cuda_embed_fatbin.py. Do not edit.
 #include <cstddef>
 

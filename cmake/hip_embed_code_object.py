@@ -9,11 +9,11 @@
   hip_embed_code_object.py --registry OUT.cpp NAME...
       -> hal::hip::embedded_code_objects(): the table {file, kernels, targets, data, size}.
 """
-import re
 import struct
 import sys
 
-KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:void\s+)?(\w+)\s*\(')
+from embed_common import byte_rows, c_string_list, kernel_names, write_if_changed
+
 MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 
 
@@ -35,27 +35,13 @@ def bundle_targets(data):
     return targets
 
 
-def write_if_changed(path, text):
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except OSError:
-        pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
 def embed(name, bundle, source, out):
     data = open(bundle, "rb").read()
     src = open(source, encoding="utf-8").read()
-    kernels = sorted(set(KERNEL_RE.findall(src)))
+    kernels = kernel_names(src)
     targets = ",".join(bundle_targets(data))
-    lines = []
-    for i in range(0, len(data), 20):
-        lines.append("  " + ",".join(str(b) for b in data[i:i + 20]) + ",")
-    body = "\n".join(lines)
-    names = "".join(f'"{k}", ' for k in kernels)
+    body = byte_rows(data)
+    names = c_string_list(kernels)
     text = f"""// Generated from {name}.hipfb by cmake/hip_embed_code_object.py. Do not edit.
 #include <cstddef>
 
