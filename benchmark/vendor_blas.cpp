@@ -21,6 +21,14 @@ void* open_first(std::initializer_list<const char*> names, std::string* tried) {
 }
 
 // --- OpenBLAS ---------------------------------------------------------------
+// OpenBLAS's worker threads spin for 2^OPENBLAS_THREAD_TIMEOUT cycles after
+// each call before they sleep: 2^28 by default, about 0.1 s. hal and vendor
+// samples alternate, so those spinning threads took the cores from hal's
+// next sample: on the 2-core VM f32 2048^3 read 0.76-0.99 of OpenBLAS and
+// M = 128 0.43-0.88, against 0.91-0.95 and 0.83-0.88 with the shortest
+// timeout, OpenBLAS's own rate no lower. The shortest (2^4) is asked for
+// unless the user set one; OpenBLAS reads it when it loads, so before dlopen.
+constexpr const char* kOpenBlasThreadTimeout = "4";
 constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111;
 using cblas_sgemm_fn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float,
                                 float*, int);
@@ -36,7 +44,10 @@ class OpenBlasGemm final : public VendorGemm {
     }
   }
   bool ok() const { return sgemm_ != nullptr; }
-  std::string name() const override { return "OpenBLAS cblas_sgemm"; }
+  std::string name() const override {
+    const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+    return fmt::format("OpenBLAS cblas_sgemm (OPENBLAS_THREAD_TIMEOUT={})", timeout ? timeout : "default");
+  }
   bool supports(DType t) const override { return t == DType::f32; }
   void gemm(Stream&, const Tensor& a, const Tensor& b, const Tensor& c) override {
     const int m = static_cast<int>(a.shape[0]), k = static_cast<int>(a.shape[1]), n = static_cast<int>(b.shape[1]);
@@ -103,6 +114,7 @@ std::unique_ptr<VendorGemm> open_vendor_gemm(Device& dev, std::string* why) {
   std::string tried;
   const std::string backend = dev.info().backend;
   if (backend == "cpu") {
+    setenv("OPENBLAS_THREAD_TIMEOUT", kOpenBlasThreadTimeout, /*overwrite=*/0);
     void* lib = open_first({"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0"}, &tried);
     if (lib) {
       auto g = std::make_unique<OpenBlasGemm>(lib);

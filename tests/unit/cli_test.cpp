@@ -304,6 +304,30 @@ TEST_F(CliTest, BenchGemmReportsTheVendorRatio) {
   EXPECT_NEAR(json_number(j, "hal_over_vendor", vendor), hal_rate / vendor_rate, 1e-3 * hal_rate / vendor_rate);
 }
 
+// OpenBLAS's workers would spin for about 0.1 s after each call and take the
+// cores from hal's next (alternating) sample: the bench asks for the shortest
+// spin unless the user chose one, and says which in the vendor's name.
+TEST_F(CliTest, BenchQuietsOpenBlasWorkersUnlessTheUserChose) {
+  const char* before = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+  const std::string saved = before ? before : "";
+  auto vendor_name = [&](const char* timeout) {
+    if (timeout) setenv("OPENBLAS_THREAD_TIMEOUT", timeout, 1);
+    else unsetenv("OPENBLAS_THREAD_TIMEOUT");
+    const std::string json = path("vendor.json");
+    const CliResult r = run("bench --device cpu --op gemm --dtype f32 --shape 8x8x8 --quick --json '" + json + "'");
+    EXPECT_EQ(r.status, 0) << r.output;
+    const std::string j = read_file(json);
+    const std::size_t at = j.find("\"vendor\": \"");
+    return at == std::string::npos ? std::string() : j.substr(at, j.find('\n', at) - at);
+  };
+  const std::string by_default = vendor_name(nullptr), chosen = vendor_name("9");
+  if (before) setenv("OPENBLAS_THREAD_TIMEOUT", saved.c_str(), 1);
+  else unsetenv("OPENBLAS_THREAD_TIMEOUT");
+  if (by_default.empty()) GTEST_SKIP() << "OpenBLAS not installed: no vendor baseline";
+  EXPECT_NE(by_default.find("OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << by_default;
+  EXPECT_NE(chosen.find("OPENBLAS_THREAD_TIMEOUT=9"), std::string::npos) << chosen;
+}
+
 TEST_F(CliTest, BenchRejectsUnknownOpsDtypesAndShapes) {
   CliResult r = run("bench --device cpu --op nosuch");
   EXPECT_EQ(r.status, 1) << r.output;
