@@ -12,10 +12,11 @@
 //
 // The accumulator O stays in the micro-kernel's tile layout for the whole
 // task, rescaled row by row when a query's max grows. Both steps multiply-add
-// as the micro-kernel does (one FMA a step on AVX2 / AVX-512, like the AVX2
-// weighted_row_sum; a multiply and an add in the portable kernel and table),
-// and which keys go through which step depends only on the fixed blocks, so
-// the bits do not depend on the thread count.
+// alike by default (one FMA a step in the AVX2 / AVX-512 micro-kernels and
+// the AVX2 weighted_row_sum; a multiply and an add in the portable ones;
+// HAL_CPU_GEMM_KERNEL / HAL_CPU_VECTOR_KERNELS can pair unlike ones), and
+// which keys go through which step depends only on the fixed blocks, so the
+// bits do not depend on the thread count.
 //
 // Masked keys: a query's scores past its last key are computed (the block
 // holds the keys of its task's last query) but never read, and P V only ever
