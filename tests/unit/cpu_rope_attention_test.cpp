@@ -186,7 +186,10 @@ void run_attention(const AttnShape& a, std::vector<E>& q, std::vector<E>& k, std
 }
 
 TEST(CpuRopeAttention, AttentionOddShapesMatchNaive) {
-  for (AttnShape a : {AttnShape{2, 5, 7, 4, 2, 8, 6}, AttnShape{1, 7, 5, 4, 2, 8, 6}}) {
+  // The last two: a decode step and a few queries, grouped heads (8 on 2, 6 on
+  // 3 kv heads) over several key blocks.
+  for (AttnShape a : {AttnShape{2, 5, 7, 4, 2, 8, 6}, AttnShape{1, 7, 5, 4, 2, 8, 6}, AttnShape{1, 1, 300, 8, 2, 8, 6},
+                      AttnShape{2, 3, 130, 6, 3, 8, 6}}) {
     AttnData in(a);
     for (bool causal : {false, true}) {
       SCOPED_TRACE(testing::Message() << "sq " << a.sq << " sk " << a.sk << " causal " << causal);
@@ -218,9 +221,10 @@ TEST(CpuRopeAttention, AttentionOddShapesMatchNaive) {
 }
 
 TEST(CpuRopeAttention, AttentionLongSequenceSpansKeyBlocksAndIsDeterministic) {
-  // sk = 400 crosses several key blocks of 64, sq = 300 two query blocks of
-  // 256 (cpu_ref/attention_blocked.cpp) and many micro-kernel row panels;
-  // causal, each query block ends on a diagonal key block.
+  // sk = 400 crosses several key blocks of 64; the 4 query heads share one kv
+  // head, so a task (cpu_ref/attention_blocked.cpp) holds 64 queries x 4 heads
+  // and sq = 300 takes five, over many micro-kernel row panels; causal, each
+  // task ends on a diagonal key block.
   const AttnShape a{1, 300, 400, 4, 1, 16, 8};
   AttnData in(a);
   for (bool causal : {false, true}) {
@@ -289,11 +293,12 @@ TEST(CpuRopeAttention, AttentionNaNInKeyReachesOnlyQueriesThatSeeIt) {
 }
 
 TEST(CpuRopeAttention, AttentionInfInValueReachesOnlyQueriesThatSeeIt) {
-  // +inf in every column of value row 70 (causal, sq = sk = 100). Query rows
-  // 66..71 share a micro-kernel panel (6 rows on AVX2, 12 on AVX-512, 4 on
-  // the portable kernel): the keys they all see go through the micro-kernel,
-  // the rest row by row, so key 70 must reach queries 70.. only, even though
-  // its row is in the packed block the whole panel uses.
+  // +inf in every column of value row 70 (causal, sq = sk = 100, two query
+  // heads on one kv head: a task's rows are (query, head) pairs). The rows of
+  // queries 69..71 share a micro-kernel panel (6 rows on AVX2; 12 on AVX-512
+  // and 4 on the portable kernel give other mixes): the keys they all see go
+  // through the micro-kernel, the rest row by row, so key 70 must reach
+  // queries 70.. only, even though its row is in the block the panel uses.
   const AttnShape a{1, 100, 100, 2, 1, 8, 20};
   AttnData in(a);
   for (int c = 0; c < a.dv; ++c) in.v[static_cast<std::size_t>(70 * a.dv + c)] = std::numeric_limits<float>::infinity();
