@@ -84,7 +84,13 @@ struct Stage {
 
 std::vector<Stage> stages() {
   auto gemm = [](std::string a, std::string b, std::string c) {
-    return [a, b, c](Tensors& t) -> OpCall { return GemmCall{t[a], t[b], t[c]}; };
+    return [a, b, c](Tensors& t) -> OpCall {
+      GemmCall g;
+      g.a = t[a];
+      g.b = t[b];
+      g.c = t[c];
+      return g;
+    };
   };
   return {
       {"attn_norm", [](Tensors& t) -> OpCall { return NormCall{t["x"], t["w_attn_norm"], std::nullopt, t["h"], 1e-5f, true}; }},

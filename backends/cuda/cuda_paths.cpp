@@ -11,7 +11,10 @@ bool path_enabled(std::string_view path) {
     return std::string(",") + (v ? v : "") + ",";
   }();
   if (disabled.find(",all,") != std::string::npos) return false;
-  return disabled.find(std::string(",") + std::string(path) + ",") == std::string::npos;
+  std::string key = ",";  // appended, not `a + b + c`: GCC 12 warns falsely (-Wrestrict) on that
+  key += path;
+  key += ',';
+  return disabled.find(key) == std::string::npos;
 }
 
 }  // namespace hal::cuda

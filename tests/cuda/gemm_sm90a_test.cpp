@@ -58,8 +58,9 @@ void check(const Case& g) {
         ops::gemm(s, in[0], in[1], y, o);
       },
       output_ulps(g.c), what, sm90a_tol(g.k, std::abs(g.o.alpha)) + (g.o.beta != 0.0f || g.bias ? 1e-5 : 0.0));
-  if (wgmma_expected() && (!g.b_n_major || cuda::path_enabled("wgmma_bn")))
+  if (wgmma_expected() && (!g.b_n_major || cuda::path_enabled("wgmma_bn"))) {
     EXPECT_GT(cuda::gemm_sm90a_launch_count(), before) << what << ": wgmma path did not run";
+  }
 }
 
 TEST(CudaGemmSm90a, WholeTiles) {
@@ -125,7 +126,9 @@ TEST(CudaGemmSm90a, BatchedLoopsOnHost) {
                        ops::gemm(s, in[0], in[1], y, o);
                      },
                      output_ulps(DType::f32), "batched bf16", sm90a_tol(136));
-  if (wgmma_expected()) EXPECT_GE(cuda::gemm_sm90a_launch_count(), before + 3);
+  if (wgmma_expected()) {
+    EXPECT_GE(cuda::gemm_sm90a_launch_count(), before + 3);
+  }
 }
 
 TEST(CudaGemmSm90a, BitwiseStableAcrossRuns) {

@@ -125,7 +125,7 @@ TEST_F(NpyTest, ReadsHandWrittenVersion1File) {
 
 TEST_F(NpyTest, ReadsVersions2And3AndDoubleQuotedKeys) {
   for (int major : {2, 3}) {
-    const std::string p = write_raw("v" + std::to_string(major) + ".npy", major,
+    const std::string p = write_raw(std::string("v").append(std::to_string(major)).append(".npy"), major,
                                     "{\"descr\": \"<f8\", \"shape\": (3,), \"fortran_order\": False}",
                                     bytes_of<double>({1.5, -2.0, 0.25}));
     const HostArray a = hal::tools::read_npy(p);

@@ -80,7 +80,9 @@ TEST(Registry, CpuIsFirstAndFoundByName) {
   EXPECT_GE(statuses.front().device_count, 1);
   // Each backend that is unavailable says why.
   for (const hal::BackendStatus& s : statuses) {
-    if (!s.available) EXPECT_FALSE(s.reason.empty()) << s.name;
+    if (!s.available) {
+      EXPECT_FALSE(s.reason.empty()) << s.name;
+    }
   }
 }
 
