@@ -38,6 +38,27 @@ using namespace attention_detail;
 constexpr std::int64_t kQueryBlock = 16;
 constexpr std::int64_t kKeyBlock = 64;
 
+// One task: queries [q_begin, q_begin + q_count) of query head h in batch b.
+struct Task {
+  std::int64_t b, h, kv_head, q_begin, q_count;
+};
+
+std::int64_t task_count(const Geometry& g, std::int64_t query_block) {
+  return g.batch * g.hq * ((g.sq + query_block - 1) / query_block);
+}
+
+Task task_of(const Geometry& g, std::int64_t task, std::int64_t query_block) {
+  const std::int64_t q_blocks = (g.sq + query_block - 1) / query_block;
+  Task t{};
+  const std::int64_t qb = task % q_blocks;
+  t.h = (task / q_blocks) % g.hq;
+  t.b = task / (q_blocks * g.hq);
+  t.kv_head = std::min(t.h / g.group, g.hkv - 1);
+  t.q_begin = qb * query_block;
+  t.q_count = std::min(query_block, g.sq - t.q_begin);
+  return t;
+}
+
 void attention_f64(const AttentionCall& call) {
   const Tensor &q = call.q, &k = call.k, &v = call.v, &y = call.y;
   const Geometry g(call);

@@ -122,7 +122,8 @@ void attention_f32_blocked(const AttentionCall& call) {
   const std::int64_t qa_stride = panel_stride(packing, d, static_cast<int>(mr));
   const std::int64_t kb_stride = panel_stride(packing, d, static_cast<int>(nr));
   const std::int64_t pa_stride = panel_stride(packing, kKeyBlock, static_cast<int>(mr));
-  const TileLayout s_layout{mr, nr, q_panels}, o_layout{mr, nr, q_panels};
+  // S (rows x keys) and O (rows x dv) tiles: one layout, q_panels row panels.
+  const TileLayout layout{mr, nr, q_panels};
 
   const auto task_of = [&](std::int64_t task) {
     GroupTask t{};
@@ -181,7 +182,7 @@ void attention_f32_blocked(const AttentionCall& call) {
         for (std::int64_t jp = 0; jp < used_k_panels; ++jp)
           for (std::int64_t ip = 0; ip < used_q_panels; ++ip)
             kernel.run(d, s.q_panels.data() + ip * qa_stride, s.k_panels.data() + jp * kb_stride,
-                       s_layout.tile(s.s_tiles.data(), ip, jp));
+                       layout.tile(s.s_tiles.data(), ip, jp));
 
         // The online softmax, query by query.
         for (std::int64_t r = 0; r < t.rows; ++r) {
@@ -192,7 +193,7 @@ void attention_f32_blocked(const AttentionCall& call) {
           QueryState<float>& st = s.state[static_cast<std::size_t>(r)];
           st.any_key = true;
           float* p = s.p_rows.data() + r * kKeyBlock;
-          copy_row_out(s_layout, s.s_tiles.data(), r, valid, p);
+          copy_row_out(layout, s.s_tiles.data(), r, valid, p);
           vk.scale(p, scale, p, valid);
           // vk.max need not propagate NaN. Any other answer than -inf (or
           // NaN) settles the row: a NaN score then reaches the sum through
@@ -212,8 +213,8 @@ void attention_f32_blocked(const AttentionCall& call) {
           // x * 1 is x, bit for bit (NaN and -0 included): once a query's
           // max settles, its rows need no rescaling.
           if (correction != 1.0f) {
-            float* o = o_layout.row(s.o_tiles.data(), r);
-            for (std::int64_t jp = 0; jp < v_panels; ++jp, o += o_layout.chunk_step()) vk.scale(o, correction, o, nr);
+            float* o = layout.row(s.o_tiles.data(), r);
+            for (std::int64_t jp = 0; jp < v_panels; ++jp, o += layout.chunk_step()) vk.scale(o, correction, o, nr);
           }
           float* pa = s.p_panels.data() + (r / mr) * pa_stride + r % mr;
           for (std::int64_t j = 0; j < valid; ++j) pa[j * mr] = p[j];
@@ -230,20 +231,20 @@ void attention_f32_blocked(const AttentionCall& call) {
           if (shared > 0)
             for (std::int64_t jp = 0; jp < v_panels; ++jp)
               kernel.run(shared, s.p_panels.data() + ip * pa_stride, s.v_panels.data() + jp * vb_stride,
-                         o_layout.tile(s.o_tiles.data(), ip, jp));
+                         layout.tile(s.o_tiles.data(), ip, jp));
           for (std::int64_t r = r0; r < r1; ++r) {
             const std::int64_t taken = s.row_keys[static_cast<std::size_t>(r)];
             if (taken <= shared) continue;
             const float* p = s.p_rows.data() + r * kKeyBlock;
-            float* o = o_layout.row(s.o_tiles.data(), r);
-            for (std::int64_t jp = 0; jp < v_panels; ++jp, o += o_layout.chunk_step())
+            float* o = layout.row(s.o_tiles.data(), r);
+            for (std::int64_t jp = 0; jp < v_panels; ++jp, o += layout.chunk_step())
               vk.weighted_row_sum(p + shared, s.v_panels.data() + jp * vb_stride + shared * nr, taken - shared, nr, o);
           }
         }
       }
 
       for (std::int64_t r = 0; r < t.rows; ++r) {
-        copy_row_out(o_layout, s.o_tiles.data(), r, dv, s.out.data());
+        copy_row_out(layout, s.o_tiles.data(), r, dv, s.out.data());
         finish_row(s.state[static_cast<std::size_t>(r)], s.out.data(), dv);
         rows::scatter(y, row_start(y, t.b, query_of(r), head_of(r)), y.strides[3], dv, s.out.data());
       }

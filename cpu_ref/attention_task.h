@@ -1,6 +1,8 @@
 #pragma once
-// What the CPU attention paths share: the problem's geometry, the split into
-// tasks, each query's online-softmax state and the end of a query's row.
+// What the CPU attention paths share: the problem's geometry, each query's
+// online-softmax state and the end of a query's row. (Each path splits the
+// work its own way: per query head in attention.cpp, per kv head with its
+// query heads in attention_blocked.cpp.)
 // attention.cpp holds the fp64 oracle's scalar loops, attention_blocked.cpp
 // the fp32 path on the gemm micro-kernel; the semantics are the ones
 // attention.cpp's header states.
@@ -36,27 +38,6 @@ struct Geometry {
     return d > 0 ? T(1) / std::sqrt(static_cast<T>(d)) : T(1);
   }
 };
-
-// One task: queries [q_begin, q_begin + q_count) of query head h in batch b.
-struct Task {
-  std::int64_t b, h, kv_head, q_begin, q_count;
-};
-
-inline std::int64_t task_count(const Geometry& g, std::int64_t query_block) {
-  return g.batch * g.hq * ((g.sq + query_block - 1) / query_block);
-}
-
-inline Task task_of(const Geometry& g, std::int64_t task, std::int64_t query_block) {
-  const std::int64_t q_blocks = (g.sq + query_block - 1) / query_block;
-  Task t{};
-  const std::int64_t qb = task % q_blocks;
-  t.h = (task / q_blocks) % g.hq;
-  t.b = task / (q_blocks * g.hq);
-  t.kv_head = std::min(t.h / g.group, g.hkv - 1);
-  t.q_begin = qb * query_block;
-  t.q_count = std::min(query_block, g.sq - t.q_begin);
-  return t;
-}
 
 template <class T> struct QueryState {
   T m = -std::numeric_limits<T>::infinity();  // running max of the scores
