@@ -70,6 +70,13 @@ void add_misc(std::vector<Case>& out) {
     attention("causal_2x33x33_h4_d64", 2, 33, 33, 4, 4, 64, 64, true, 0.0f);
     attention("gqa_causal_1x16x40_h8kv2_d64", 1, 16, 40, 8, 2, 64, 64, true, 0.0f);
     attention("decode_1x1x257_h4kv1_d128", 1, 1, 257, 4, 1, 128, 128, true, 0.0f);
+    // Few rows per kv head (the CPU's row path): a decode step without
+    // grouped heads over two batch entries, two speculative queries on four
+    // heads per kv head whose causal masks differ by one key, and more queries
+    // than keys.
+    attention("decode_2x1x300_h6kv6_d64", 2, 1, 300, 6, 6, 64, 64, false, 0.0f);
+    attention("spec_causal_1x2x129_h8kv2_d64", 1, 2, 129, 8, 2, 64, 64, true, 0.0f);
+    attention("rows_causal_sq_gt_sk_1x4x3_h4kv2_d32", 1, 4, 3, 4, 2, 32, 32, true, 0.0f);
     attention("causal_sq_gt_sk_1x9x5_h2_d32", 1, 9, 5, 2, 2, 32, 32, true, 0.0f);
     attention("dv48_scale_1x7x19_h2_d32", 1, 7, 19, 2, 1, 32, 48, false, 0.3f);
 

@@ -16,8 +16,9 @@
 // A NaN score makes that query's row NaN; so does a row whose scores are all
 // -inf (as softmax gives it). A masked key never reaches a query's result.
 //
-// fp32 runs on the gemm micro-kernel (attention_blocked.cpp); this file is the
-// fp64 oracle's plain loops.
+// fp32 runs on the gemm micro-kernel (attention_blocked.cpp), or row by row
+// when a kv head has few query rows (attention_rows.cpp: decode steps); this
+// file is the fp64 oracle's plain loops.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -130,6 +131,7 @@ void attention_f64(const AttentionCall& call) {
 void attention(const AttentionCall& call) {
   if (call.q.rank() != 4) return;  // ops/ guarantees rank 4
   if (call.y.dtype == DType::f64) attention_f64(call);
+  else if (attention_detail::use_row_path(attention_detail::Geometry(call))) attention_detail::attention_f32_rows(call);
   else attention_detail::attention_f32_blocked(call);
 }
 

@@ -27,14 +27,14 @@
 // masked row reaches no result. Q's padding rows (the last MR panel) are zero
 // and their results are never read.
 //
-// A task of a single row (one query, no grouped heads: a decode step of a
-// model without GQA) still runs whole MR-row tiles: 0.9-1.16x the time of
-// cbf6e92's per-row dot products in four alternating pairs (hq = hkv = 32, one
-// query, 4096 keys); with 4 query heads per kv head, 2.4-3.7x faster.
+// Calls with few rows per kv head (decode steps) take attention_rows.cpp
+// instead: their tasks would fill a fraction of one row panel while packing
+// every key, reading K and V one kv head at a time.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "cpu_ref/attention_task.h"
@@ -80,6 +80,12 @@ struct TileLayout {
   // Row r's first NR-column chunk; chunk jp is jp * chunk_step() further.
   float* row(float* base, std::int64_t r) const { return base + (r / mr) * mr * nr + (r % mr) * nr; }
   std::int64_t chunk_step() const { return m_panels * mr * nr; }
+  // Zeroes the tiles of row panels [0, row_panels) and column panels
+  // [0, col_panels): what a task uses, not the whole scratch sized for the
+  // tallest task (a decode step uses one row panel of kRowBlock / MR).
+  void zero(float* base, std::int64_t row_panels, std::int64_t col_panels) const {
+    for (std::int64_t jp = 0; jp < col_panels; ++jp) std::fill_n(tile(base, 0, jp), row_panels * mr * nr, 0.0f);
+  }
 };
 
 // dst[0, n) = row r's first n columns.
@@ -109,7 +115,6 @@ void attention_f32_blocked(const AttentionCall& call) {
   const Geometry g(call);
   const std::int64_t d = g.d, dv = g.dv;
   const float scale = g.scale<float>(call.scale);
-  const float inf = std::numeric_limits<float>::infinity();
   const VectorKernels& vk = vector_kernels();
   const GemmMicroKernel& kernel = selected_gemm_microkernel();
   const GemmPacking packing = kernel.packing;  // fp32: the selected kernel never pairs
@@ -164,13 +169,14 @@ void attention_f32_blocked(const AttentionCall& call) {
       q_m.row_stride = d;
       q_m.col_stride = 1;
       pack_a(packing, q_m, 0, 0, t.rows, 0, d, static_cast<int>(mr), s.q_panels.data());
-      std::fill(s.o_tiles.begin(), s.o_tiles.end(), 0.0f);
-      // P's padding rows (past rows) are never written: zero, so that
-      // what the micro-kernel multiplies into rows nobody reads stays finite
-      // unless V is not. Entries past the keys a row takes may be stale: the
-      // shared run never reaches them.
-      std::fill(s.p_panels.begin(), s.p_panels.end(), 0.0f);
-      std::fill(s.state.begin(), s.state.end(), QueryState<float>{});
+      layout.zero(s.o_tiles.data(), used_q_panels, v_panels);
+      // P's padding rows (past rows, in the last used panel) are never
+      // written: zero, so that what the micro-kernel multiplies into rows
+      // nobody reads stays finite unless V is not. Entries past the keys a
+      // row takes may be stale: the shared run never reaches them. Panels
+      // past the used ones are never read.
+      std::fill_n(s.p_panels.begin(), used_q_panels * pa_stride, 0.0f);
+      std::fill_n(s.state.begin(), t.rows, QueryState<float>{});
       const GemmMatrix k_t = head_matrix(k, t.b, t.kv_head, true), v_m = head_matrix(v, t.b, t.kv_head, false);
 
       const std::int64_t keys_end = g.keys_of(t.q_begin + t.q_count - 1);  // the last query sees the most keys
@@ -178,7 +184,7 @@ void attention_f32_blocked(const AttentionCall& call) {
         const std::int64_t k_count = std::min(kKeyBlock, keys_end - kb);
         const std::int64_t used_k_panels = ceil_div(k_count, nr);
         pack_b(packing, k_t, 0, kb, k_count, 0, d, static_cast<int>(nr), s.k_panels.data());
-        std::fill(s.s_tiles.begin(), s.s_tiles.end(), 0.0f);
+        layout.zero(s.s_tiles.data(), used_q_panels, used_k_panels);
         for (std::int64_t jp = 0; jp < used_k_panels; ++jp)
           for (std::int64_t ip = 0; ip < used_q_panels; ++ip)
             kernel.run(d, s.q_panels.data() + ip * qa_stride, s.k_panels.data() + jp * kb_stride,
@@ -190,26 +196,12 @@ void attention_f32_blocked(const AttentionCall& call) {
           taken = 0;
           const std::int64_t valid = std::clamp<std::int64_t>(g.keys_of(query_of(r)) - kb, 0, k_count);
           if (valid == 0) continue;
-          QueryState<float>& st = s.state[static_cast<std::size_t>(r)];
-          st.any_key = true;
           float* p = s.p_rows.data() + r * kKeyBlock;
           copy_row_out(layout, s.s_tiles.data(), r, valid, p);
           vk.scale(p, scale, p, valid);
-          // vk.max need not propagate NaN. Any other answer than -inf (or
-          // NaN) settles the row: a NaN score then reaches the sum through
-          // its exp. -inf must be told from all-NaN, exactly.
-          float block_max = vk.max(p, valid);
-          if (!(block_max > -inf)) {
-            block_max = -inf;
-            for (std::int64_t j = 0; j < valid; ++j) block_max = rows::nan_max(block_max, p[j]);
-          }
-          const float m_new = rows::nan_max(st.m, block_max);
-          // Every score so far is -inf: nothing to add yet (exp(-inf - -inf)
-          // would be NaN); a later finite score or the end decides the row.
-          if (m_new == -inf) continue;
-          const float correction = std::exp(st.m - m_new);  // 0 on the first finite block
-          st.l = st.l * correction + vk.exp_shifted_sum(p, m_new, p, valid, {});
-          st.m = m_new;
+          const std::optional<float> folded = fold_scores(s.state[static_cast<std::size_t>(r)], p, valid, vk);
+          if (!folded) continue;
+          const float correction = *folded;
           // x * 1 is x, bit for bit (NaN and -0 included): once a query's
           // max settles, its rows need no rescaling.
           if (correction != 1.0f) {

@@ -61,6 +61,9 @@ struct VectorKernels {
   float (*sum)(const float* x, std::int64_t n);
   float (*sum_squares)(const float* x, std::int64_t n);
   float (*sum_squared_deviations)(const float* x, float mean, std::int64_t n);  // sum (x - mean)^2
+  // sum a[i] * b[i], each product rounded, then summed as sum is: the same
+  // bits in every table (attention's row path scores, attention_rows.cpp).
+  float (*dot)(const float* a, const float* b, std::int64_t n);
   // y = exp(x - m), returns the sum of y in the fixed lane order.
   //
   // This and the norms' store passes (rms/layer_apply_narrow) take the next

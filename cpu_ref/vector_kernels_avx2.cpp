@@ -154,6 +154,12 @@ HAL_FLATTEN float sum_run(const float* x, std::int64_t n) {
 HAL_FLATTEN float sum_squares_run(const float* x, std::int64_t n) {
   return reduce1(x, n, [](__m256 v) { return _mm256_mul_ps(v, v); });
 }
+// A multiply, then the add: the products round as the portable table's do.
+HAL_FLATTEN float dot_run(const float* a, const float* b, std::int64_t n) {
+  return lane_sum_run(
+      n, [&](std::int64_t i) { return _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)); },
+      [&](std::int64_t i) { return _mm256_mul_ps(load_tail(a + i, n - i), load_tail(b + i, n - i)); });
+}
 HAL_FLATTEN float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
   const __m256 mv = _mm256_set1_ps(mean);
   return reduce1(x, n, [&](__m256 v) {
@@ -463,7 +469,7 @@ const VectorKernels* vector_kernels_avx2() {
   using namespace avx2;
   static const VectorKernels table{
       "avx2",  widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
-      max_run, sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
+      max_run, sum_run, sum_squares_run, sum_squared_deviations_run, dot_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
       avx2::map1_fused, avx2::map2_fused, weighted_row_sum_run};

@@ -100,6 +100,7 @@ float max_run(const float* x, std::int64_t n) {
 }
 float sum_run(const float* x, std::int64_t n) { return rows::fixed_sum(x, n); }
 float sum_squares_run(const float* x, std::int64_t n) { return rows::fixed_dot(x, x, n); }
+float dot_run(const float* a, const float* b, std::int64_t n) { return rows::fixed_dot(a, b, n); }
 float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
   return rows::lane_sum<float>(n, [&](std::int64_t j) {
     const float d = x[j] - mean;
@@ -197,7 +198,7 @@ void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count,
 const VectorKernels& vector_kernels_portable() {
   static const VectorKernels table{
       "portable", widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
-      max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, exp_shifted_sum_run,
+      max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, dot_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
       nullptr,    nullptr,  // no fused maps: the general path is as fast here

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
+#include "cpu_ref/attention_task.h"
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
@@ -311,6 +313,132 @@ TEST(CpuRopeAttention, AttentionInfInValueReachesOnlyQueriesThatSeeIt) {
       EXPECT_NEAR(y[i], ref[i], 3e-6) << i;
     } else {
       EXPECT_EQ(y[i], std::numeric_limits<float>::infinity()) << i;  // p > 0 times +inf, over a finite sum
+    }
+  }
+}
+
+// ---- attention's row path (cpu_ref/attention_rows.cpp: few rows per kv head)
+
+// The shapes below must take the row path, or these tests check nothing new.
+void expect_row_path(const AttnShape& a) {
+  ASSERT_LE(a.sq * (a.hq / a.hkv), hal::cpu_ref::attention_detail::kRowPathRows);
+}
+
+TEST(CpuRopeAttention, AttentionRowPathMatchesNaiveWhateverTheThreadCount) {
+  // A decode step without grouped heads over two batch entries and five key
+  // blocks; two queries on four heads per kv head; one query on eight heads
+  // per kv head; four queries on two per kv head, causal with fewer keys than
+  // queries (query 0 sees none). The thread count sets how many kv heads a
+  // task holds (1, 2, 3, 5 threads: 1 to all of them); the bits must not move.
+  for (AttnShape a : {AttnShape{2, 1, 300, 6, 6, 16, 12}, AttnShape{1, 2, 150, 8, 2, 8, 6},
+                      AttnShape{1, 1, 70, 8, 1, 8, 6}, AttnShape{1, 4, 3, 4, 2, 8, 6}}) {
+    expect_row_path(a);
+    AttnData in(a);
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "b " << a.b << " sq " << a.sq << " sk " << a.sk << " hq " << a.hq
+                                      << " hkv " << a.hkv << " causal " << causal);
+      const double scale = 1 / std::sqrt(static_cast<double>(a.d));
+      const auto ref = attention_ref(a, in.q, in.k, in.v, causal, scale);
+      std::vector<float> first;
+      for (int threads : {1, 2, 3, 5}) {
+        std::vector<float> y(ref.size(), -99.0f);
+        tbb::task_arena arena(threads);
+        arena.execute([&] { run_attention(a, in.q, in.k, in.v, y, DType::f32, causal); });
+        if (first.empty()) {
+          first = y;
+          for (std::size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 3e-6) << i;
+        } else {
+          EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(float)), 0) << threads << " threads";
+        }
+      }
+    }
+  }
+  // sq = 4 > sk = 3, causal: query 0 sees no key and gives exact zeros;
+  // query 1 sees key 0 only and gives V's row 0 of its kv head exactly.
+  const AttnShape a{1, 4, 3, 4, 2, 8, 6};
+  AttnData in(a);
+  std::vector<float> y(static_cast<std::size_t>(a.sq * a.hq * a.dv), -99.0f);
+  run_attention(a, in.q, in.k, in.v, y, DType::f32, true);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(a.hq * a.dv); ++i) EXPECT_EQ(y[i], 0.0f) << i;
+  for (int h = 0; h < a.hq; ++h)
+    for (int c = 0; c < a.dv; ++c)
+      EXPECT_EQ(y[static_cast<std::size_t>((a.hq + h) * a.dv + c)],
+                in.v[static_cast<std::size_t>((h / 2) * a.dv + c)]);
+}
+
+TEST(CpuRopeAttention, AttentionRowPathStridedAndBf16) {
+  const AttnShape a{1, 2, 70, 8, 2, 8, 6};
+  expect_row_path(a);
+  AttnData in(a);
+  std::vector<float> y(static_cast<std::size_t>(a.sq * a.hq * a.dv));
+  run_attention(a, in.q, in.k, in.v, y, DType::f32, true);
+
+  // K stored head-major ([b, h, s, d]); V stored [b, s, dv, h], so its rows
+  // are strided (the row path gathers them); the same bits.
+  std::vector<float> kh(in.k.size()), vt(in.v.size());
+  for (int s = 0; s < a.sk; ++s)
+    for (int h = 0; h < a.hkv; ++h) {
+      for (int c = 0; c < a.d; ++c)
+        kh[static_cast<std::size_t>((h * a.sk + s) * a.d + c)] = in.k[static_cast<std::size_t>((s * a.hkv + h) * a.d + c)];
+      for (int c = 0; c < a.dv; ++c)
+        vt[static_cast<std::size_t>((s * a.dv + c) * a.hkv + h)] = in.v[static_cast<std::size_t>((s * a.hkv + h) * a.dv + c)];
+    }
+  std::vector<float> ys(y.size());
+  hal::Stream st(cpu());
+  hal::ops::attention(st, view_of(in.q, DType::f32, {1, a.sq, a.hq, a.d}),
+                      view_of(kh, DType::f32, {1, a.hkv, a.sk, a.d}).permuted({0, 2, 1, 3}),
+                      view_of(vt, DType::f32, {1, a.sk, a.dv, a.hkv}).permuted({0, 1, 3, 2}),
+                      view_of(ys, DType::f32, {1, a.sq, a.hq, a.dv}), {.causal = true});
+  EXPECT_EQ(ys, y);
+
+  // bf16 Q, K, V: against the naive result on the bf16-rounded inputs.
+  std::vector<std::uint16_t> qb, kb, vb, yb(y.size());
+  std::vector<float> qr, kr, vr;
+  auto to_bf16 = [](const std::vector<float>& src, std::vector<std::uint16_t>& bits, std::vector<float>& rounded) {
+    for (float f : src) bits.push_back(hal::f32_to_bf16(f)), rounded.push_back(hal::bf16_to_f32(bits.back()));
+  };
+  to_bf16(in.q, qb, qr);
+  to_bf16(in.k, kb, kr);
+  to_bf16(in.v, vb, vr);
+  hal::ops::attention(st, view_of(qb, DType::bf16, {1, a.sq, a.hq, a.d}), view_of(kb, DType::bf16, {1, a.sk, a.hkv, a.d}),
+                      view_of(vb, DType::bf16, {1, a.sk, a.hkv, a.dv}), view_of(yb, DType::bf16, {1, a.sq, a.hq, a.dv}),
+                      {.causal = true});
+  const auto ref = attention_ref(a, qr, kr, vr, true, 1 / std::sqrt(8.0));
+  for (std::size_t i = 0; i < yb.size(); ++i)
+    EXPECT_NEAR(hal::bf16_to_f32(yb[i]), ref[i], std::fabs(ref[i]) * 0x1p-8 + 1e-5) << i;
+}
+
+TEST(CpuRopeAttention, AttentionRowPathSpecialValuesReachOnlyQueriesThatSeeThem) {
+  // Two queries, causal: query 0 sees keys [0, sk - 1), query 1 all of them.
+  // A NaN in the last key, or +inf in every column of the last value row,
+  // must reach query 1's rows only; query 0's stay as without it.
+  const AttnShape a{1, 2, 100, 8, 2, 8, 6};
+  expect_row_path(a);
+  const std::size_t query_values = static_cast<std::size_t>(a.hq * a.dv);
+  AttnData clean(a);
+  const auto ref = attention_ref(a, clean.q, clean.k, clean.v, true, 1 / std::sqrt(8.0));
+  for (bool nan_key : {true, false}) {
+    SCOPED_TRACE(nan_key ? "NaN in K" : "+inf in V");
+    AttnData in(a);
+    if (nan_key) {
+      in.k[static_cast<std::size_t>(((a.sk - 1) * a.hkv + 1) * a.d + 3)] = std::numeric_limits<float>::quiet_NaN();
+    } else {
+      for (int h = 0; h < a.hkv; ++h)
+        for (int c = 0; c < a.dv; ++c)
+          in.v[static_cast<std::size_t>(((a.sk - 1) * a.hkv + h) * a.dv + c)] = std::numeric_limits<float>::infinity();
+    }
+    std::vector<float> y(ref.size());
+    run_attention(a, in.q, in.k, in.v, y, DType::f32, true);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const bool query1 = i >= query_values;
+      const bool reads_poisoned_head = !nan_key || (i % query_values) / static_cast<std::size_t>(a.dv) / 4 == 1;
+      if (!query1 || !reads_poisoned_head) {
+        EXPECT_NEAR(y[i], ref[i], 3e-6) << i;
+      } else if (nan_key) {
+        EXPECT_TRUE(std::isnan(y[i])) << i;
+      } else {
+        EXPECT_EQ(y[i], std::numeric_limits<float>::infinity()) << i;
+      }
     }
   }
 }

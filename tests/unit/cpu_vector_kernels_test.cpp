@@ -237,6 +237,9 @@ TEST(CpuVectorKernels, SumsFollowTheFixedLaneOrder) {
       double sq_exact = 0;
       for (float v : x) sq_exact += static_cast<double>(v) * v;
       EXPECT_NEAR(sq, sq_exact, 1e-6 * sq_exact) << n;
+      // dot: each product rounded, then the fixed order, in every table.
+      std::vector<float> w(x.rbegin(), x.rend());
+      EXPECT_EQ(bits(k->dot(x.data(), w.data(), n)), bits(hal::cpu_ref::rows::fixed_dot(x.data(), w.data(), n))) << n;
       std::vector<float> y(x.size());
       const float s = k->exp_shifted_sum(x.data(), 0.5f, y.data(), n, {});
       EXPECT_EQ(bits(s), bits(hal::cpu_ref::rows::fixed_sum(y.data(), n))) << n;
