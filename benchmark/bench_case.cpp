@@ -9,6 +9,7 @@ std::string_view bench_op_name(BenchOp op) {
     case BenchOp::gemm: return "gemm";
     case BenchOp::attention: return "attention";
     case BenchOp::attention_causal: return "attention_causal";
+    case BenchOp::attention_decode: return "attention_decode";
     case BenchOp::softmax: return "softmax";
     case BenchOp::rmsnorm: return "rmsnorm";
     case BenchOp::layernorm: return "layernorm";
@@ -21,14 +22,25 @@ std::string_view bench_op_name(BenchOp op) {
 }
 
 bool parse_bench_op(std::string_view name, BenchOp& op) {
-  for (BenchOp o : {BenchOp::gemm, BenchOp::attention, BenchOp::attention_causal, BenchOp::softmax, BenchOp::rmsnorm,
-                    BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::cast, BenchOp::copy}) {
+  for (BenchOp o : {BenchOp::gemm, BenchOp::attention, BenchOp::attention_causal, BenchOp::attention_decode,
+                    BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::cast,
+                    BenchOp::copy}) {
     if (bench_op_name(o) == name) {
       op = o;
       return true;
     }
   }
   return false;
+}
+
+std::size_t BenchCase::dims_of(BenchOp op) {
+  switch (op) {
+    case BenchOp::gemm: return 3;
+    case BenchOp::attention:
+    case BenchOp::attention_causal: return 4;
+    case BenchOp::attention_decode: return 5;
+    default: return 2;
+  }
 }
 
 std::string BenchCase::name() const {
@@ -53,6 +65,8 @@ double BenchCase::bytes() const {
     case BenchOp::gemm: return e * (d(0) * d(2) + d(2) * d(1) + d(0) * d(1));
     case BenchOp::attention:
     case BenchOp::attention_causal: return e * 4.0 * d(0) * d(1) * d(2) * d(3);
+    // The key and value caches, read once (the query and output rows are noise).
+    case BenchOp::attention_decode: return e * 2.0 * d(0) * d(1) * d(3) * d(4);
     case BenchOp::add: return e * 3.0 * d(0) * d(1);
     case BenchOp::cast: return (e + (dtype == DType::f32 ? 2.0 : 4.0)) * d(0) * d(1);  // to f32, or f32 to bf16
     default: return e * 2.0 * d(0) * d(1);               // read x, write y
@@ -82,6 +96,14 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
     const std::int64_t heads = cpu ? 4 : 16;
     out.push_back({BenchOp::attention, attn_t, {1, s, heads, 128}});
     out.push_back({BenchOp::attention_causal, attn_t, {1, s, heads, 128}});
+  }
+  // A decode step over a key/value cache (memory-bound): without and with
+  // grouped heads (Llama-2-7B-like 32 on 32, Llama-3-8B-like 32 on 8).
+  for (std::int64_t keys : {4096, 16384}) {
+    for (std::int64_t kv_heads : {32, 8}) {
+      if (cpu && keys * kv_heads > 4096 * 32) continue;  // 256 MiB of f32 cache at most on two cores
+      out.push_back({BenchOp::attention_decode, attn_t, {cpu ? 1 : 16, keys, 32, kv_heads, 128}});
+    }
   }
   // Memory-bound ops: rows of 4096 channels, 64 MiB .. 1 GiB of f32-equivalent.
   const std::vector<std::int64_t> mib = cpu ? std::vector<std::int64_t>{64, 256} : std::vector<std::int64_t>{64, 256, 1024};

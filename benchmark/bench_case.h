@@ -8,17 +8,21 @@
 
 namespace hal::bench {
 
-enum class BenchOp { gemm, attention, attention_causal, softmax, rmsnorm, layernorm, add, silu, cast, copy };
+enum class BenchOp { gemm, attention, attention_causal, attention_decode, softmax, rmsnorm, layernorm, add, silu, cast, copy };
 
 struct BenchCase {
   BenchOp op;
   DType dtype;
-  // gemm: {M, N, K}; attention: {batch, seq, heads, head_dim}; memory-bound: {rows, cols}
+  // gemm: {M, N, K}; attention: {batch, seq, heads, head_dim}; attention_decode (one query
+  // per sequence over a key cache, memory-bound): {batch, keys, q_heads, kv_heads, head_dim};
+  // the other memory-bound ops: {rows, cols}
   std::vector<std::int64_t> dims;
   std::string name() const;     // "gemm bf16 4096x4096x4096"
   double flops() const;         // useful floating-point operations (0 for memory-bound)
   double bytes() const;         // fewest bytes that must move through memory
   bool compute_bound() const { return flops() > 0; }
+  // The --shape sizes op takes.
+  static std::size_t dims_of(BenchOp op);
 };
 
 std::string_view bench_op_name(BenchOp op);

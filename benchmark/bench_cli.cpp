@@ -24,8 +24,9 @@ constexpr const char* kUsage =
     "                 [--quick] [--no-vendor]\n"
     "  Times hal's ops (median of repeated runs after warm-up; device events and an L2 flush on GPUs)\n"
     "  beside the vendor library (OpenBLAS on the CPU, cuBLAS on NVIDIA) and the device's copy ceiling.\n"
-    "  OP: gemm attention attention_causal softmax rmsnorm layernorm add silu cast copy\n"
-    "  --shape: gemm MxNxK; attention BxSxHxD; others ROWSxCOLS (needs --op and --dtype)\n"
+    "  OP: gemm attention attention_causal attention_decode softmax rmsnorm layernorm add silu cast copy\n"
+    "  --shape: gemm MxNxK; attention BxSxHxD; attention_decode BxKEYSxHQxHKVxD (one query per\n"
+    "           sequence); others ROWSxCOLS (needs --op and --dtype)\n"
     "  --quick: fewer samples (for smoke runs)\n";
 
 std::vector<std::int64_t> parse_dims(const std::string& s) {
@@ -107,7 +108,7 @@ int bench_main(int argc, char** argv) {
     const auto t = parse_dtype(dtype_filter.empty() ? "f32" : dtype_filter);
     if (!t) throw_invalid_argument("hal bench", "--dtype", "a dtype name such as bf16", dtype_filter);
     const std::vector<std::int64_t> dims = parse_dims(shape);
-    const std::size_t want = op == BenchOp::gemm ? 3 : (op == BenchOp::attention || op == BenchOp::attention_causal) ? 4 : 2;
+    const std::size_t want = BenchCase::dims_of(op);
     if (dims.size() != want)
       throw_invalid_argument("hal bench", "--shape", fmt::format("{} sizes for {}", want, op_filter), shape);
     cases.push_back({op, *t, dims});

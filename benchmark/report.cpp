@@ -19,7 +19,7 @@ void print_table(std::ostream& out, const RunInfo& info, const std::vector<Bench
   fmt::print(out, "device {} ({}, {}); vendor baseline: {}\n", info.device_name, info.device_model, info.device_arch,
              info.vendor_status);
   fmt::print(out, "copy ceiling at start-up {:.1f} GB/s ({})\n", info.ceilings.copy_gbps, info.ceilings.copy_source);
-  fmt::print(out, "ceil: memory-bound cases, max(device copy, hal copy) of the input's bytes timed in turn with the case; "
+  fmt::print(out, "ceil: memory-bound cases, max(device copy, hal copy) of the inputs' bytes timed in turn with the case; "
                   "GEMM, the best vendor rate of the run; hal and vendor GEMM samples alternate too\n");
   fmt::print(out, "{:<36} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8}\n", "case", "hal ms", "rate", "unit", "vendor",
              "hal/vnd", "ceil", "%ceil");

@@ -157,6 +157,13 @@ BenchResult Runner::run(const BenchCase& c) {
         r.hal = measure(s, [&] { ops::attention(s, q, k, v, y, {0.0f, causal}); });
         break;
       }
+      case BenchOp::attention_decode: {
+        const std::int64_t b = d(0), keys = d(1), hq = d(2), hkv = d(3), hd = d(4);
+        Tensor q = o.make(s, c.dtype, {b, 1, hq, hd}, 1), k = o.make(s, c.dtype, {b, keys, hkv, hd}, 2);
+        Tensor v = o.make(s, c.dtype, {b, keys, hkv, hd}, 3), y = o.make(s, c.dtype, {b, 1, hq, hd}, 4, false);
+        measure_memory_bound(s, r, [&] { ops::attention(s, q, k, v, y, {0.0f, true}); }, {k, v});
+        break;
+      }
       default: {
         const Shape shape{d(0), d(1)};
         Tensor x = o.make(s, c.dtype, shape, 1);
@@ -187,23 +194,7 @@ BenchResult Runner::run(const BenchCase& c) {
           case BenchOp::copy: fn = [&] { ops::copy(s, x, y); }; break;
           default: break;
         }
-        // The ceiling of a memory-bound case: the faster of the device's own
-        // copy (memcpy on the CPU, a driver device-to-device copy on GPUs) and
-        // hal's copy op, of the input's bytes, timed in turn with the case
-        // (measure_alternating) so that all see the same memory system. The
-        // start-up ceiling (printed in the header) is one moment of a machine
-        // whose bandwidth drifts: on the 2-core VM it and a later copy of the
-        // same size differed by up to 40%.
-        const std::size_t bytes = static_cast<std::size_t>(x.numel()) * dtype_size(c.dtype);
-        Buffer copy_dst(device_, bytes);
-        Tensor copy_y = copy_dst.view(c.dtype, shape);
-        const auto m = measure_alternating(
-            s, {fn, [&s, &copy_dst, x, bytes] { s.copy_on_device(copy_dst.data(), x.first(), bytes); },
-                [&s, x, copy_y] { ops::copy(s, x, copy_y); }});
-        r.hal = m[0];
-        const double fastest_copy_ms = std::min(m[1].median_ms, m[2].median_ms);
-        r.ceiling = 2.0 * static_cast<double>(bytes) / (fastest_copy_ms * 1e-3) * 1e-9;
-        r.ceiling_source = "max(device copy, hal copy) of the input's bytes, timed in turn with the case";
+        measure_memory_bound(s, r, fn, {x});
       }
     }
   } catch (const Error& e) {
@@ -211,6 +202,39 @@ BenchResult Runner::run(const BenchCase& c) {
   }
   s.synchronize();
   return r;
+}
+
+void Runner::measure_memory_bound(Stream& s, BenchResult& r, const std::function<void()>& fn,
+                                  const std::vector<Tensor>& inputs) {
+  // The ceiling: the faster of the device's own copy (memcpy on the CPU, a
+  // driver device-to-device copy on GPUs) and hal's copy op, of the inputs'
+  // bytes, timed in turn with the case (measure_alternating) so that all see
+  // the same memory system. The start-up ceiling (printed in the header) is
+  // one moment of a machine whose bandwidth drifts: on the 2-core VM it and a
+  // later copy of the same size differed by up to 40%.
+  std::vector<Buffer> copies;
+  std::vector<Tensor> copy_outputs;
+  std::size_t bytes = 0;
+  copies.reserve(inputs.size());
+  for (const Tensor& x : inputs) {
+    const std::size_t n = static_cast<std::size_t>(x.numel()) * dtype_size(x.dtype);
+    bytes += n;
+    copies.emplace_back(device_, n);
+    copy_outputs.push_back(copies.back().view(x.dtype, x.shape));
+  }
+  const auto m = measure_alternating(
+      s, {fn,
+          [&] {
+            for (std::size_t i = 0; i < inputs.size(); ++i)
+              s.copy_on_device(copies[i].data(), inputs[i].first(), copies[i].size());
+          },
+          [&] {
+            for (std::size_t i = 0; i < inputs.size(); ++i) ops::copy(s, inputs[i], copy_outputs[i]);
+          }});
+  r.hal = m[0];
+  const double fastest_copy_ms = std::min(m[1].median_ms, m[2].median_ms);
+  r.ceiling = 2.0 * static_cast<double>(bytes) / (fastest_copy_ms * 1e-3) * 1e-9;
+  r.ceiling_source = "max(device copy, hal copy) of the inputs' bytes, timed in turn with the case";
 }
 
 void Runner::finalize(std::vector<BenchResult>& results) const {

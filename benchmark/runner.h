@@ -62,6 +62,10 @@ class Runner {
   // neighbour on a VM) lands on each instead of on whichever ran then.
   std::vector<Measurement> measure_alternating(Stream& s, const std::vector<std::function<void()>>& fns);
   double time_once(Stream& s, const std::function<void()>& fn);
+  // A memory-bound case: fn timed in turn with copies of `inputs` (their
+  // bytes are the case's copy ceiling); sets r.hal, r.ceiling.
+  void measure_memory_bound(Stream& s, BenchResult& r, const std::function<void()>& fn,
+                            const std::vector<Tensor>& inputs);
   void flush_cache(Stream& s);
 
   Device& device_;

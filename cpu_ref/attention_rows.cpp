@@ -4,37 +4,37 @@
 // for a handful of dot products each: it is bound by the reads, so this path
 // is about their order, and it packs nothing.
 //
-// A task is one batch entry and a run of consecutive kv heads with all their
-// query rows. It walks the keys in order and, for each key, its run of heads,
-// so each key's K (and V) rows of those heads are one contiguous stripe of a
-// [b, s, h, d] tensor. Split per kv head instead (the blocked path's tasks),
-// consecutive reads are single d-element rows hkv * d elements apart: on the
-// 2-core VM, two threads read 512-byte rows 16 KiB apart at about 4.4 GB/s
-// and 8 KiB stripes at 14-15 GB/s. So the runs are as long as the thread count
-// allows: one task per thread when the batch is small.
+// The keys are split into chunks (flash-decoding): a work item is one batch
+// entry's chunk of keys for every head, so it reads K and V front to back,
+// whole [hkv, d] rows at a time, one sequential stream per item. Split per kv
+// head instead (the blocked path's tasks), consecutive reads are single
+// d-element rows hkv * d elements apart, and a thread gets a fraction of the
+// bandwidth (on the 2-core VM, 512-byte rows 16 KiB apart: 4.4 GB/s for two
+// threads against 12 GB/s in order). Each item leaves, per row, its chunk's
+// running max, sum and unnormalised output; a second pass merges the chunks
+// of each row in ascending order and writes it.
 //
-// Per block of kKeyBlock keys, each row's scores are dot products (vk.dot: a
-// fixed lane order) times the scale, folded into the row's online softmax
-// (fold_scores), and O += p V runs one key at a time in ascending order
-// (weighted_row_sum: one chain per output column). A row's arithmetic does
-// not depend on which task holds it or what else the task holds, so the bits
-// do not depend on the thread count (which sets the runs' length). They
-// differ from the blocked path's (another summation order for the scores),
-// within the same accuracy contract; which path runs depends on the shape only.
+// Per block of kKeyBlock keys of a chunk, each row's scores are dot products
+// (vk.dot: a fixed lane order) times the scale, folded into the chunk's online
+// softmax (fold_scores), and O += p V runs one key at a time in ascending
+// order (weighted_row_sum: one chain per output column). The chunks depend on
+// the number of keys only, so the bits depend on the shape, never on the
+// thread count. They differ from the blocked path's (another summation order),
+// within the same accuracy contract.
 //
 // A key a row does not see is never read for that row: its score is not
 // computed and its V row is not multiplied into the row's output.
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
 #include "cpu_ref/attention_task.h"
-#include "cpu_ref/prefetch.h"
 #include "cpu_ref/rows_access.h"
 #include "cpu_ref/vector_kernels.h"
 
@@ -43,10 +43,19 @@ namespace hal::cpu_ref::attention_detail {
 namespace {
 
 constexpr std::int64_t kKeyBlock = 64;
-// How many keys ahead the score pass requests K's rows.
-constexpr std::int64_t kKeysAhead = 4;
+// Keys per chunk: at least kMinChunkKeys, and few enough chunks (kMaxChunks)
+// that the per-chunk results of a row stay a small multiple of its output.
+constexpr std::int64_t kMinChunkKeys = 128;
+constexpr std::int64_t kMaxChunks = 64;
+// Batch entries whose chunk results are held at once: as many as fit here.
+constexpr std::int64_t kChunkResultBytes = std::int64_t{8} << 20;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// A whole number of key blocks; a function of the key count only.
+std::int64_t chunk_keys(std::int64_t keys) {
+  return std::max(kMinChunkKeys, ceil_div(ceil_div(keys, kMaxChunks), kKeyBlock) * kKeyBlock);
+}
 
 // Row i of head h in batch b of a [b, s, h, c] tensor as n floats: the
 // tensor's own memory when it is f32 with unit stride, else widened into
@@ -58,12 +67,21 @@ const float* row_f32(const Tensor& t, std::int64_t b, std::int64_t i, std::int64
   return scratch;
 }
 
-// Requests row i of heads [h0, h0 + heads) of batch b (n elements each).
-void prefetch_rows(const Tensor& t, std::int64_t b, std::int64_t i, std::int64_t h0, std::int64_t heads, std::int64_t n) {
-  const auto esize = static_cast<std::int64_t>(dtype_size(t.dtype));
-  const std::int64_t bytes = t.strides[3] == 1 ? n * esize : 1;  // a strided row: its first element only
-  for (std::int64_t h = h0; h < h0 + heads; ++h)
-    prefetch_for_read(static_cast<const char*>(t.data) + row_start(t, b, i, h) * esize, bytes);
+// Folds one chunk's result (its state and unnormalised output) into a row's
+// running one, the chunks taken in ascending order: the outputs are scaled to
+// the larger max and added, as the online softmax does key block by key block.
+void merge_chunk(QueryState<float>& st, float* out, const QueryState<float>& chunk, const float* chunk_out,
+                 std::int64_t dv) {
+  if (!chunk.any_key) return;
+  st.any_key = true;
+  // Every score of the chunk -inf: it adds nothing (as fold_scores skips such
+  // a block); the row's end decides what that means.
+  if (chunk.m == -std::numeric_limits<float>::infinity()) return;
+  const float m_new = rows::nan_max(st.m, chunk.m);
+  const float a = std::exp(st.m - m_new), c = std::exp(chunk.m - m_new);  // a = 0 for the first chunk that adds
+  st.l = st.l * a + chunk.l * c;
+  for (std::int64_t j = 0; j < dv; ++j) out[j] = out[j] * a + chunk_out[j] * c;
+  st.m = m_new;
 }
 
 }  // namespace
@@ -72,91 +90,101 @@ void attention_f32_rows(const AttentionCall& call) {
   const Tensor &q = call.q, &k = call.k, &v = call.v, &y = call.y;
   const Geometry g(call);
   if (g.batch == 0 || g.sq == 0 || g.hq == 0 || g.hkv == 0) return;
-  const std::int64_t d = g.d, dv = g.dv, group = g.group;
+  const std::int64_t d = g.d, dv = g.dv, group = g.group, hkv = g.hkv;
   const float scale = g.scale<float>(call.scale);
   const VectorKernels& vk = vector_kernels();
-  // A kv head's rows: query 0's query heads, then query 1's, ...
-  const std::int64_t head_rows = g.sq * group;
-  const std::int64_t threads = tbb::this_task_arena::max_concurrency();
-  const std::int64_t heads_per_task = ceil_div(g.hkv, std::clamp<std::int64_t>(ceil_div(threads, g.batch), 1, g.hkv));
-  const std::int64_t tasks_per_batch = ceil_div(g.hkv, heads_per_task);
+  // A batch entry's rows, kv head by kv head: query 0's query heads of the
+  // kv head, then query 1's, ...
+  const std::int64_t head_rows = g.sq * group, rows = hkv * head_rows;
+  const auto query_of = [&](std::int64_t r) { return (r % head_rows) / group; };
+  const auto head_of = [&](std::int64_t r) { return (r / head_rows) * group + r % group; };
   const std::int64_t keys_end = g.keys_of(g.sq - 1);  // the last query sees the most keys
+  const std::int64_t chunk = chunk_keys(keys_end), chunks = std::max<std::int64_t>(1, ceil_div(keys_end, chunk));
+  const std::int64_t entry_bytes = chunks * rows * static_cast<std::int64_t>(dv * sizeof(float) + sizeof(QueryState<float>));
+  const std::int64_t batch_group = std::clamp<std::int64_t>(kChunkResultBytes / std::max<std::int64_t>(1, entry_bytes), 1, g.batch);
+  std::vector<float> chunk_out(static_cast<std::size_t>(batch_group * chunks * rows * dv));
+  std::vector<QueryState<float>> chunk_state(static_cast<std::size_t>(batch_group * chunks * rows));
 
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, g.batch * tasks_per_batch, 1),
-                    [&](const tbb::blocked_range<std::int64_t>& range) {
-    const std::int64_t max_rows = heads_per_task * head_rows;
-    std::vector<float> q_rows(static_cast<std::size_t>(max_rows * d));
-    std::vector<float> scores(static_cast<std::size_t>(max_rows * kKeyBlock));
-    std::vector<float> out(static_cast<std::size_t>(max_rows * dv));
-    std::vector<float> k_row(static_cast<std::size_t>(d)), v_row(static_cast<std::size_t>(dv));
-    std::vector<QueryState<float>> state(static_cast<std::size_t>(max_rows));
-    std::vector<std::int64_t> taken(static_cast<std::size_t>(max_rows));  // keys of this block each row takes
-
-    for (std::int64_t task = range.begin(); task < range.end(); ++task) {
-      const std::int64_t b = task / tasks_per_batch, h0 = (task % tasks_per_batch) * heads_per_task;
-      const std::int64_t heads = std::min(heads_per_task, g.hkv - h0), rows = heads * head_rows;
-      const auto query_of = [&](std::int64_t r) { return (r % head_rows) / group; };
-      const auto head_of = [&](std::int64_t r) { return (h0 + r / head_rows) * group + r % group; };
-      for (std::int64_t r = 0; r < rows; ++r)
-        rows::gather(q, row_start(q, b, query_of(r), head_of(r)), q.strides[3], d, q_rows.data() + r * d);
-      std::fill_n(out.begin(), rows * dv, 0.0f);
-      std::fill_n(state.begin(), rows, QueryState<float>{});
-
-      for (std::int64_t kb = 0; kb < keys_end; kb += kKeyBlock) {
-        const std::int64_t k_count = std::min(kKeyBlock, keys_end - kb);
+  for (std::int64_t b0 = 0; b0 < g.batch; b0 += batch_group) {
+    const std::int64_t entries = std::min(batch_group, g.batch - b0);
+    // Each (batch entry, chunk): every row's state and output over the chunk's keys.
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, entries * chunks, 1),
+                      [&](const tbb::blocked_range<std::int64_t>& range) {
+      std::vector<float> q_rows(static_cast<std::size_t>(rows * d)), scores(static_cast<std::size_t>(rows * kKeyBlock));
+      std::vector<float> k_row(static_cast<std::size_t>(d)), v_row(static_cast<std::size_t>(dv));
+      std::vector<std::int64_t> taken(static_cast<std::size_t>(rows));  // keys of this block each row takes
+      for (std::int64_t item = range.begin(); item < range.end(); ++item) {
+        const std::int64_t b = b0 + item / chunks, c0 = (item % chunks) * chunk;
+        const std::int64_t c1 = std::min(keys_end, c0 + chunk);
+        float* out = chunk_out.data() + item * rows * dv;
+        QueryState<float>* state = chunk_state.data() + item * rows;
+        std::fill_n(out, rows * dv, 0.0f);
+        std::fill_n(state, rows, QueryState<float>{});
         for (std::int64_t r = 0; r < rows; ++r)
-          taken[static_cast<std::size_t>(r)] = std::clamp<std::int64_t>(g.keys_of(query_of(r)) - kb, 0, k_count);
-        // Keys of this block any row of kv head h0 + hl takes.
-        const auto head_keys = [&](std::int64_t hl) {
-          return *std::max_element(taken.begin() + hl * head_rows, taken.begin() + (hl + 1) * head_rows);
-        };
+          rows::gather(q, row_start(q, b, query_of(r), head_of(r)), q.strides[3], d, q_rows.data() + r * d);
 
-        // The score pass also requests the K rows kKeysAhead keys on (into
-        // the next block) and this key's V rows, which the P V pass below
-        // reads: the hardware prefetcher does not follow rows this far apart.
-        for (std::int64_t j = 0; j < k_count; ++j) {
-          if (kb + j + kKeysAhead < keys_end) prefetch_rows(k, b, kb + j + kKeysAhead, h0, heads, d);
-          prefetch_rows(v, b, kb + j, h0, heads, dv);
-          for (std::int64_t hl = 0; hl < heads; ++hl) {
-            if (j >= head_keys(hl)) continue;
-            const float* key = row_f32(k, b, kb + j, h0 + hl, d, k_row.data());
-            for (std::int64_t r = hl * head_rows; r < (hl + 1) * head_rows; ++r)
-              if (j < taken[static_cast<std::size_t>(r)])
-                scores[static_cast<std::size_t>(r * kKeyBlock + j)] = vk.dot(q_rows.data() + r * d, key, d);
+        for (std::int64_t kb = c0; kb < c1; kb += kKeyBlock) {
+          const std::int64_t k_count = std::min(kKeyBlock, c1 - kb);
+          for (std::int64_t r = 0; r < rows; ++r)
+            taken[static_cast<std::size_t>(r)] = std::clamp<std::int64_t>(g.keys_of(query_of(r)) - kb, 0, k_count);
+          // Keys of this block any row of kv head h takes.
+          const auto head_keys = [&](std::int64_t h) {
+            return *std::max_element(taken.begin() + h * head_rows, taken.begin() + (h + 1) * head_rows);
+          };
+
+          for (std::int64_t j = 0; j < k_count; ++j)
+            for (std::int64_t h = 0; h < hkv; ++h) {
+              if (j >= head_keys(h)) continue;
+              const float* key = row_f32(k, b, kb + j, h, d, k_row.data());
+              for (std::int64_t r = h * head_rows; r < (h + 1) * head_rows; ++r)
+                if (j < taken[static_cast<std::size_t>(r)])
+                  scores[static_cast<std::size_t>(r * kKeyBlock + j)] = vk.dot(q_rows.data() + r * d, key, d);
+            }
+
+          for (std::int64_t r = 0; r < rows; ++r) {
+            std::int64_t& valid = taken[static_cast<std::size_t>(r)];
+            if (valid == 0) continue;
+            float* p = scores.data() + r * kKeyBlock;
+            vk.scale(p, scale, p, valid);
+            const std::optional<float> correction = fold_scores(state[r], p, valid, vk);
+            if (!correction) {
+              valid = 0;  // nothing to add: P V skips the row
+              continue;
+            }
+            // x * 1 is x, bit for bit: a row whose max settled needs no rescale.
+            if (*correction != 1.0f) vk.scale(out + r * dv, *correction, out + r * dv, dv);
           }
+
+          for (std::int64_t j = 0; j < k_count; ++j)
+            for (std::int64_t h = 0; h < hkv; ++h) {
+              if (j >= head_keys(h)) continue;
+              const float* value = row_f32(v, b, kb + j, h, dv, v_row.data());
+              for (std::int64_t r = h * head_rows; r < (h + 1) * head_rows; ++r)
+                if (j < taken[static_cast<std::size_t>(r)])
+                  vk.weighted_row_sum(scores.data() + r * kKeyBlock + j, value, 1, dv, out + r * dv);
+            }
         }
+      }
+    });
 
-        for (std::int64_t r = 0; r < rows; ++r) {
-          std::int64_t& valid = taken[static_cast<std::size_t>(r)];
-          if (valid == 0) continue;
-          float* p = scores.data() + r * kKeyBlock;
-          vk.scale(p, scale, p, valid);
-          const std::optional<float> correction = fold_scores(state[static_cast<std::size_t>(r)], p, valid, vk);
-          if (!correction) {
-            valid = 0;  // nothing to add: P V skips the row
-            continue;
-          }
-          // x * 1 is x, bit for bit: a row whose max settled needs no rescale.
-          if (*correction != 1.0f) vk.scale(out.data() + r * dv, *correction, out.data() + r * dv, dv);
+    // Each row: its chunks merged in ascending order, then finished and written.
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, entries * rows, 16),
+                      [&](const tbb::blocked_range<std::int64_t>& range) {
+      std::vector<float> o(static_cast<std::size_t>(dv));
+      for (std::int64_t i = range.begin(); i < range.end(); ++i) {
+        const std::int64_t e = i / rows, r = i % rows;
+        QueryState<float> st;
+        std::fill(o.begin(), o.end(), 0.0f);
+        for (std::int64_t c = 0; c < chunks; ++c) {
+          const std::int64_t item = e * chunks + c;
+          merge_chunk(st, o.data(), chunk_state[static_cast<std::size_t>(item * rows + r)],
+                      chunk_out.data() + (item * rows + r) * dv, dv);
         }
-
-        for (std::int64_t j = 0; j < k_count; ++j)
-          for (std::int64_t hl = 0; hl < heads; ++hl) {
-            if (j >= head_keys(hl)) continue;
-            const float* value = row_f32(v, b, kb + j, h0 + hl, dv, v_row.data());
-            for (std::int64_t r = hl * head_rows; r < (hl + 1) * head_rows; ++r)
-              if (j < taken[static_cast<std::size_t>(r)])
-                vk.weighted_row_sum(scores.data() + r * kKeyBlock + j, value, 1, dv, out.data() + r * dv);
-          }
+        finish_row(st, o.data(), dv);
+        rows::scatter(y, row_start(y, b0 + e, query_of(r), head_of(r)), y.strides[3], dv, o.data());
       }
-
-      for (std::int64_t r = 0; r < rows; ++r) {
-        float* o = out.data() + r * dv;
-        finish_row(state[static_cast<std::size_t>(r)], o, dv);
-        rows::scatter(y, row_start(y, b, query_of(r), head_of(r)), y.strides[3], dv, o);
-      }
-    }
-  });
+    });
+  }
 }
 
 }  // namespace hal::cpu_ref::attention_detail

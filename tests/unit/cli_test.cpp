@@ -281,7 +281,7 @@ TEST_F(CliTest, BenchWritesJsonAndCsvWithRatesAndCeilings) {
   const double median_ms = json_number(j, "median_ms", result), rate = json_number(j, "rate", result);
   EXPECT_GT(median_ms, 0.0);
   EXPECT_NEAR(rate, 3.0 * 64 * 256 * 2 / (median_ms * 1e-3) * 1e-9, 1e-3 * rate);
-  // The ceiling is the faster copy of the input's bytes timed beside it; the fraction is rate / ceiling.
+  // The ceiling is the faster copy of the inputs' bytes timed beside it; the fraction is rate / ceiling.
   const double ceiling = json_number(j, "ceiling", result), fraction = json_number(j, "fraction_of_ceiling", result);
   EXPECT_GT(ceiling, 0.0);
   EXPECT_NEAR(fraction, rate / ceiling, 1e-3 * fraction + 1e-4);
@@ -326,6 +326,25 @@ TEST_F(CliTest, BenchQuietsOpenBlasWorkersUnlessTheUserChose) {
   if (by_default.empty()) GTEST_SKIP() << "OpenBLAS not installed: no vendor baseline";
   EXPECT_NE(by_default.find("OPENBLAS_THREAD_TIMEOUT=4"), std::string::npos) << by_default;
   EXPECT_NE(chosen.find("OPENBLAS_THREAD_TIMEOUT=9"), std::string::npos) << chosen;
+}
+
+// A decode step is memory-bound: its bytes are the key and value caches, its
+// rate GB/s, its ceiling the copy of those bytes timed beside it.
+TEST_F(CliTest, BenchDecodeAttentionCountsTheCacheBytes) {
+  const std::string json = path("decode.json");
+  const CliResult r = run("bench --device cpu --op attention_decode --shape 2x100x8x2x16 --quick --json '" + json + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string j = read_file(json);
+  ASSERT_NE(j.find("\"case\": \"attention_decode f32 2x100x8x2x16\""), std::string::npos) << j;
+  const std::size_t result = j.find("\"results\"");
+  EXPECT_EQ(json_number(j, "flops", result), 0.0);
+  EXPECT_EQ(json_number(j, "bytes", result), 2.0 * 2 * 100 * 2 * 16 * 4);
+  const double median_ms = json_number(j, "median_ms", result), rate = json_number(j, "rate", result);
+  EXPECT_NEAR(rate, 2.0 * 2 * 100 * 2 * 16 * 4 / (median_ms * 1e-3) * 1e-9, 1e-3 * rate);
+  EXPECT_GT(json_number(j, "ceiling", result), 0.0);
+  const CliResult bad = run("bench --device cpu --op attention_decode --shape 2x100x8x16");
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  EXPECT_NE(bad.output.find("5 sizes for attention_decode"), std::string::npos) << bad.output;
 }
 
 TEST_F(CliTest, BenchRejectsUnknownOpsDtypesAndShapes) {

@@ -325,13 +325,14 @@ void expect_row_path(const AttnShape& a) {
 }
 
 TEST(CpuRopeAttention, AttentionRowPathMatchesNaiveWhateverTheThreadCount) {
-  // A decode step without grouped heads over two batch entries and five key
-  // blocks; two queries on four heads per kv head; one query on eight heads
-  // per kv head; four queries on two per kv head, causal with fewer keys than
-  // queries (query 0 sees none). The thread count sets how many kv heads a
-  // task holds (1, 2, 3, 5 threads: 1 to all of them); the bits must not move.
+  // A decode step without grouped heads over two batch entries and three key
+  // chunks (of 128 keys: merged per row); two queries on four heads per kv
+  // head; one query on eight heads per kv head over 9000 keys (47 chunks of
+  // 192); four queries on two per kv head, causal with fewer keys than
+  // queries (query 0 sees none). The chunks depend on the key count only, so
+  // 1, 2, 3 or 5 threads must give the same bits.
   for (AttnShape a : {AttnShape{2, 1, 300, 6, 6, 16, 12}, AttnShape{1, 2, 150, 8, 2, 8, 6},
-                      AttnShape{1, 1, 70, 8, 1, 8, 6}, AttnShape{1, 4, 3, 4, 2, 8, 6}}) {
+                      AttnShape{1, 1, 9000, 8, 1, 8, 6}, AttnShape{1, 4, 3, 4, 2, 8, 6}}) {
     expect_row_path(a);
     AttnData in(a);
     for (bool causal : {false, true}) {
@@ -411,8 +412,9 @@ TEST(CpuRopeAttention, AttentionRowPathStridedAndBf16) {
 TEST(CpuRopeAttention, AttentionRowPathSpecialValuesReachOnlyQueriesThatSeeThem) {
   // Two queries, causal: query 0 sees keys [0, sk - 1), query 1 all of them.
   // A NaN in the last key, or +inf in every column of the last value row,
-  // must reach query 1's rows only; query 0's stay as without it.
-  const AttnShape a{1, 2, 100, 8, 2, 8, 6};
+  // must reach query 1's rows only, through the merge of the last of three
+  // key chunks; query 0's stay as without it.
+  const AttnShape a{1, 2, 300, 8, 2, 8, 6};
   expect_row_path(a);
   const std::size_t query_values = static_cast<std::size_t>(a.hq * a.dv);
   AttnData clean(a);
@@ -441,6 +443,22 @@ TEST(CpuRopeAttention, AttentionRowPathSpecialValuesReachOnlyQueriesThatSeeThem)
       }
     }
   }
+}
+
+TEST(CpuRopeAttention, AttentionRowPathChunkOfMinusInfScoresAddsNothing) {
+  // Q all ones and -inf in one column of keys 0..127 (the first key chunk):
+  // those scores are -inf, so the chunk holds no finite score and must add
+  // nothing to the merge; the result is attention over keys 128.. alone.
+  const AttnShape a{1, 1, 300, 4, 4, 8, 6};
+  expect_row_path(a);
+  AttnData in(a);
+  std::fill(in.q.begin(), in.q.end(), 1.0f);
+  for (int j = 0; j < 128; ++j)
+    for (int h = 0; h < a.hkv; ++h) in.k[static_cast<std::size_t>((j * a.hkv + h) * a.d)] = -std::numeric_limits<float>::infinity();
+  const auto ref = attention_ref(a, in.q, in.k, in.v, false, 1 / std::sqrt(8.0));
+  std::vector<float> y(ref.size());
+  run_attention(a, in.q, in.k, in.v, y, DType::f32, false);
+  for (std::size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 3e-6) << i;
 }
 
 }  // namespace
