@@ -15,9 +15,10 @@
 // of each row in ascending order and writes it.
 //
 // Per block of kKeyBlock keys of a chunk, each row's scores are dot products
-// (vk.dot: a fixed lane order) times the scale, folded into the chunk's online
-// softmax (fold_scores), and O += p V runs one key at a time in ascending
-// order (weighted_row_sum: one chain per output column). The chunks depend on
+// (vk.dot_rows: a fixed lane order, a kv head's query heads against one key
+// row) times the scale, folded into the chunk's online softmax (fold_scores),
+// and O += p V runs key by key in ascending order (weighted_row_sum: one
+// chain per output column). The chunks depend on
 // the number of keys only, so the bits depend on the shape, never on the
 // thread count. They differ from the blocked path's (another summation order),
 // within the same accuracy contract.
@@ -43,6 +44,8 @@ namespace hal::cpu_ref::attention_detail {
 namespace {
 
 constexpr std::int64_t kKeyBlock = 64;
+// Keys per step of P V (a divisor of kKeyBlock).
+constexpr std::int64_t kPvTile = 8;
 // Keys per chunk: at least kMinChunkKeys, and few enough chunks (kMaxChunks)
 // that the per-chunk results of a row stay a small multiple of its output.
 constexpr std::int64_t kMinChunkKeys = 128;
@@ -64,6 +67,20 @@ const float* row_f32(const Tensor& t, std::int64_t b, std::int64_t i, std::int64
   const std::int64_t start = row_start(t, b, i, h);
   if (t.dtype == DType::f32 && t.strides[3] == 1) return static_cast<const float*>(t.data) + start;
   rows::gather(t, start, t.strides[3], n, scratch);
+  return scratch;
+}
+
+// Rows [i, i + count) of head h in batch b of a [b, s, h, c] tensor as n
+// floats each, `stride` apart: the tensor's own memory when it is f32 with
+// unit stride, else widened into `scratch` (count * n floats).
+const float* value_rows(const Tensor& t, std::int64_t b, std::int64_t i, std::int64_t h, std::int64_t count,
+                        std::int64_t n, float* scratch, std::int64_t& stride) {
+  if (t.dtype == DType::f32 && t.strides[3] == 1) {
+    stride = t.strides[1];
+    return static_cast<const float*>(t.data) + row_start(t, b, i, h);
+  }
+  for (std::int64_t j = 0; j < count; ++j) rows::gather(t, row_start(t, b, i + j, h), t.strides[3], n, scratch + j * n);
+  stride = n;
   return scratch;
 }
 
@@ -111,7 +128,8 @@ void attention_f32_rows(const AttentionCall& call) {
     tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, entries * chunks, 1),
                       [&](const tbb::blocked_range<std::int64_t>& range) {
       std::vector<float> q_rows(static_cast<std::size_t>(rows * d)), scores(static_cast<std::size_t>(rows * kKeyBlock));
-      std::vector<float> k_row(static_cast<std::size_t>(d)), v_row(static_cast<std::size_t>(dv));
+      std::vector<float> k_row(static_cast<std::size_t>(d)), v_tile(static_cast<std::size_t>(kPvTile * dv));
+      std::vector<float> dots(static_cast<std::size_t>(head_rows));
       std::vector<std::int64_t> taken(static_cast<std::size_t>(rows));  // keys of this block each row takes
       for (std::int64_t item = range.begin(); item < range.end(); ++item) {
         const std::int64_t b = b0 + item / chunks, c0 = (item % chunks) * chunk;
@@ -127,18 +145,22 @@ void attention_f32_rows(const AttentionCall& call) {
           const std::int64_t k_count = std::min(kKeyBlock, c1 - kb);
           for (std::int64_t r = 0; r < rows; ++r)
             taken[static_cast<std::size_t>(r)] = std::clamp<std::int64_t>(g.keys_of(query_of(r)) - kb, 0, k_count);
-          // Keys of this block any row of kv head h takes.
-          const auto head_keys = [&](std::int64_t h) {
-            return *std::max_element(taken.begin() + h * head_rows, taken.begin() + (h + 1) * head_rows);
+          // A kv head's rows run query by query and a later query sees at
+          // least the keys an earlier one does, so the rows of kv head h that
+          // take key j are a suffix of them: [first_taker(h, j), end).
+          const auto first_taker = [&](std::int64_t h, std::int64_t j) {
+            std::int64_t r = h * head_rows;
+            while (r < (h + 1) * head_rows && taken[static_cast<std::size_t>(r)] <= j) ++r;
+            return r;
           };
 
           for (std::int64_t j = 0; j < k_count; ++j)
             for (std::int64_t h = 0; h < hkv; ++h) {
-              if (j >= head_keys(h)) continue;
+              const std::int64_t r0 = first_taker(h, j), r1 = (h + 1) * head_rows;
+              if (r0 == r1) continue;
               const float* key = row_f32(k, b, kb + j, h, d, k_row.data());
-              for (std::int64_t r = h * head_rows; r < (h + 1) * head_rows; ++r)
-                if (j < taken[static_cast<std::size_t>(r)])
-                  scores[static_cast<std::size_t>(r * kKeyBlock + j)] = vk.dot(q_rows.data() + r * d, key, d);
+              vk.dot_rows(q_rows.data() + r0 * d, r1 - r0, d, key, d, dots.data());
+              for (std::int64_t r = r0; r < r1; ++r) scores[static_cast<std::size_t>(r * kKeyBlock + j)] = dots[static_cast<std::size_t>(r - r0)];
             }
 
           for (std::int64_t r = 0; r < rows; ++r) {
@@ -155,14 +177,22 @@ void attention_f32_rows(const AttentionCall& call) {
             if (*correction != 1.0f) vk.scale(out + r * dv, *correction, out + r * dv, dv);
           }
 
-          for (std::int64_t j = 0; j < k_count; ++j)
+          // O += P V, kPvTile keys at a time: each row's output is loaded and
+          // stored once per tile, not once per key (the same steps, so the
+          // same bits).
+          for (std::int64_t t0 = 0; t0 < k_count; t0 += kPvTile) {
+            const std::int64_t tile = std::min(kPvTile, k_count - t0);
             for (std::int64_t h = 0; h < hkv; ++h) {
-              if (j >= head_keys(h)) continue;
-              const float* value = row_f32(v, b, kb + j, h, dv, v_row.data());
-              for (std::int64_t r = h * head_rows; r < (h + 1) * head_rows; ++r)
-                if (j < taken[static_cast<std::size_t>(r)])
-                  vk.weighted_row_sum(scores.data() + r * kKeyBlock + j, value, 1, dv, out + r * dv);
+              const float* values = nullptr;
+              std::int64_t stride = dv;
+              for (std::int64_t r = h * head_rows; r < (h + 1) * head_rows; ++r) {
+                const std::int64_t count = std::clamp<std::int64_t>(taken[static_cast<std::size_t>(r)] - t0, 0, tile);
+                if (count == 0) continue;
+                if (!values) values = value_rows(v, b, kb + t0, h, tile, dv, v_tile.data(), stride);
+                vk.weighted_row_sum(scores.data() + r * kKeyBlock + t0, values, count, stride, dv, out + r * dv);
+              }
             }
+          }
         }
       }
     });

@@ -61,9 +61,12 @@ struct VectorKernels {
   float (*sum)(const float* x, std::int64_t n);
   float (*sum_squares)(const float* x, std::int64_t n);
   float (*sum_squared_deviations)(const float* x, float mean, std::int64_t n);  // sum (x - mean)^2
-  // sum a[i] * b[i], each product rounded, then summed as sum is: the same
-  // bits in every table (attention's row path scores, attention_rows.cpp).
-  float (*dot)(const float* a, const float* b, std::int64_t n);
+  // out[r] = sum a_r[i] * b[i] for the rows a_r = a + r * a_stride, r in
+  // [0, count): each product rounded, then summed as sum is, so the same bits
+  // in every table and for every count (attention's row path scores, several
+  // query heads against one key, attention_rows.cpp).
+  void (*dot_rows)(const float* a, std::int64_t count, std::int64_t a_stride, const float* b, std::int64_t n,
+                   float* out);
   // y = exp(x - m), returns the sum of y in the fixed lane order.
   //
   // This and the norms' store passes (rms/layer_apply_narrow) take the next
@@ -108,12 +111,14 @@ struct VectorKernels {
   void (*map1_fused)(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming);
   void (*map2_fused)(FusedOp op, const void* a, const void* b, DType t, void* y, std::int64_t n, bool streaming);
 
-  // acc[c] += p[j] * rows[j * n + c] for j = 0, 1, ... count - 1 in turn:
-  // one fused multiply-add per step in the AVX2 table, a multiply and an add
-  // in the portable one, as the gemm micro-kernels of the same ISA step (the
-  // part of attention's P V that a query does not share with its panel,
-  // cpu_ref/attention_blocked.cpp).
-  void (*weighted_row_sum)(const float* p, const float* rows, std::int64_t count, std::int64_t n, float* acc);
+  // acc[c] += p[j] * rows[j * row_stride + c] for j = 0, 1, ... count - 1 in
+  // turn: one fused multiply-add per step in the AVX2 table, a multiply and
+  // an add in the portable one, as the gemm micro-kernels of the same ISA
+  // step. So a run split into several calls gives the same bits. (Attention's
+  // P V: the part a query does not share with its panel in
+  // attention_blocked.cpp; all of it in attention_rows.cpp.)
+  void (*weighted_row_sum)(const float* p, const float* rows, std::int64_t count, std::int64_t row_stride,
+                           std::int64_t n, float* acc);
 };
 
 const VectorKernels& vector_kernels_portable();

@@ -155,11 +155,44 @@ HAL_FLATTEN float sum_squares_run(const float* x, std::int64_t n) {
   return reduce1(x, n, [](__m256 v) { return _mm256_mul_ps(v, v); });
 }
 // A multiply, then the add: the products round as the portable table's do.
-HAL_FLATTEN float dot_run(const float* a, const float* b, std::int64_t n) {
-  return lane_sum_run(
-      n, [&](std::int64_t i) { return _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)); },
-      [&](std::int64_t i) { return _mm256_mul_ps(load_tail(a + i, n - i), load_tail(b + i, n - i)); });
+// Two rows at a time share the loads of b and interleave two sets of the four
+// lane sums; each row's sums are LaneSums' own, so the bits do not depend on
+// the pairing.
+HAL_FLATTEN void dot_rows_run(const float* a, std::int64_t count, std::int64_t a_stride, const float* b, std::int64_t n,
+                              float* out) {
+  std::int64_t r = 0;
+  for (; r + 2 <= count; r += 2) {
+    const float* a0 = a + r * a_stride;
+    const float* a1 = a0 + a_stride;
+    LaneSums s0, s1;
+    std::int64_t i = 0;
+    for (; i + 4 * kW <= n; i += 4 * kW) {
+      __m256 bv[4];
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) bv[k] = _mm256_loadu_ps(b + i + k * kW);
+      s0.add4(_mm256_mul_ps(_mm256_loadu_ps(a0 + i), bv[0]), _mm256_mul_ps(_mm256_loadu_ps(a0 + i + kW), bv[1]),
+              _mm256_mul_ps(_mm256_loadu_ps(a0 + i + 2 * kW), bv[2]), _mm256_mul_ps(_mm256_loadu_ps(a0 + i + 3 * kW), bv[3]));
+      s1.add4(_mm256_mul_ps(_mm256_loadu_ps(a1 + i), bv[0]), _mm256_mul_ps(_mm256_loadu_ps(a1 + i + kW), bv[1]),
+              _mm256_mul_ps(_mm256_loadu_ps(a1 + i + 2 * kW), bv[2]), _mm256_mul_ps(_mm256_loadu_ps(a1 + i + 3 * kW), bv[3]));
+    }
+    for (; i < n; i += kW) {
+      const std::int64_t rest = std::min(n - i, kW);
+      const __m256 bv = rest == kW ? _mm256_loadu_ps(b + i) : load_tail(b + i, rest);
+      const auto at = [&](const float* x) { return rest == kW ? _mm256_loadu_ps(x + i) : load_tail(x + i, rest); };
+      s0.add((i / kW) % 4, _mm256_mul_ps(at(a0), bv));
+      s1.add((i / kW) % 4, _mm256_mul_ps(at(a1), bv));
+    }
+    out[r] = s0.total();
+    out[r + 1] = s1.total();
+  }
+  if (r < count) {
+    const float* a0 = a + r * a_stride;
+    out[r] = lane_sum_run(
+        n, [&](std::int64_t i) { return _mm256_mul_ps(_mm256_loadu_ps(a0 + i), _mm256_loadu_ps(b + i)); },
+        [&](std::int64_t i) { return _mm256_mul_ps(load_tail(a0 + i, n - i), load_tail(b + i, n - i)); });
+  }
 }
+
 HAL_FLATTEN float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
   const __m256 mv = _mm256_set1_ps(mean);
   return reduce1(x, n, [&](__m256 v) {
@@ -251,8 +284,8 @@ HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::in
 // Four accumulator vectors stay in registers over the whole block of rows;
 // a tail of fewer than 8 columns goes through padded vectors, so every
 // column is one fused multiply-add per row wherever it lies.
-HAL_FLATTEN void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count, std::int64_t n,
-                                      float* acc) {
+HAL_FLATTEN void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count, std::int64_t row_stride,
+                                      std::int64_t n, float* acc) {
   std::int64_t c = 0;
   for (; c + 4 * kW <= n; c += 4 * kW) {
     __m256 a[4];
@@ -260,7 +293,7 @@ HAL_FLATTEN void weighted_row_sum_run(const float* p, const float* rows, std::in
     for (int k = 0; k < 4; ++k) a[k] = _mm256_loadu_ps(acc + c + k * kW);
     for (std::int64_t j = 0; j < count; ++j) {
       const __m256 pj = _mm256_set1_ps(p[j]);
-      const float* r = rows + j * n + c;
+      const float* r = rows + j * row_stride + c;
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) a[k] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(r + k * kW), a[k]);
     }
@@ -271,7 +304,7 @@ HAL_FLATTEN void weighted_row_sum_run(const float* p, const float* rows, std::in
     const std::int64_t rest = std::min(n - c, kW);
     const auto load = [rest](const float* x) { return rest == kW ? _mm256_loadu_ps(x) : load_tail(x, rest); };
     __m256 a = load(acc + c);
-    for (std::int64_t j = 0; j < count; ++j) a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load(rows + j * n + c), a);
+    for (std::int64_t j = 0; j < count; ++j) a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load(rows + j * row_stride + c), a);
     store_tail(acc + c, a, rest);
   }
 }
@@ -469,7 +502,7 @@ const VectorKernels* vector_kernels_avx2() {
   using namespace avx2;
   static const VectorKernels table{
       "avx2",  widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
-      max_run, sum_run, sum_squares_run, sum_squared_deviations_run, dot_run, exp_shifted_sum_run,
+      max_run, sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
       avx2::map1_fused, avx2::map2_fused, weighted_row_sum_run};

@@ -100,7 +100,9 @@ float max_run(const float* x, std::int64_t n) {
 }
 float sum_run(const float* x, std::int64_t n) { return rows::fixed_sum(x, n); }
 float sum_squares_run(const float* x, std::int64_t n) { return rows::fixed_dot(x, x, n); }
-float dot_run(const float* a, const float* b, std::int64_t n) { return rows::fixed_dot(a, b, n); }
+void dot_rows_run(const float* a, std::int64_t count, std::int64_t a_stride, const float* b, std::int64_t n, float* out) {
+  for (std::int64_t r = 0; r < count; ++r) out[r] = rows::fixed_dot(a + r * a_stride, b, n);
+}
 float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
   return rows::lane_sum<float>(n, [&](std::int64_t j) {
     const float d = x[j] - mean;
@@ -185,10 +187,11 @@ void copy_streaming(void* dst, const void* src, std::int64_t bytes) {
   if (bytes > 0) std::memcpy(dst, src, static_cast<std::size_t>(bytes));
 }
 
-void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count, std::int64_t n, float* acc) {
+void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count, std::int64_t row_stride, std::int64_t n,
+                          float* acc) {
   for (std::int64_t j = 0; j < count; ++j) {
     const float pj = p[j];
-    const float* r = rows + j * n;
+    const float* r = rows + j * row_stride;
     for (std::int64_t c = 0; c < n; ++c) acc[c] += pj * r[c];
   }
 }
@@ -198,7 +201,7 @@ void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count,
 const VectorKernels& vector_kernels_portable() {
   static const VectorKernels table{
       "portable", widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, swiglu_run, scale_run,
-      max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, dot_run, exp_shifted_sum_run,
+      max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
       nullptr,    nullptr,  // no fused maps: the general path is as fast here

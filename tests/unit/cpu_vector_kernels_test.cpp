@@ -237,9 +237,14 @@ TEST(CpuVectorKernels, SumsFollowTheFixedLaneOrder) {
       double sq_exact = 0;
       for (float v : x) sq_exact += static_cast<double>(v) * v;
       EXPECT_NEAR(sq, sq_exact, 1e-6 * sq_exact) << n;
-      // dot: each product rounded, then the fixed order, in every table.
-      std::vector<float> w(x.rbegin(), x.rend());
-      EXPECT_EQ(bits(k->dot(x.data(), w.data(), n)), bits(hal::cpu_ref::rows::fixed_dot(x.data(), w.data(), n))) << n;
+      // dot_rows: each product rounded, then the fixed order, in every table,
+      // for each of three rows (a pair and a single in the AVX2 table).
+      std::vector<float> w(x.rbegin(), x.rend()), three(static_cast<std::size_t>(3 * (n + 5))), dots(3);
+      for (std::size_t i = 0; i < three.size(); ++i) three[i] = std::sin(0.91f * static_cast<float>(i)) * 7.0f;
+      k->dot_rows(three.data(), 3, n + 5, w.data(), n, dots.data());
+      for (std::int64_t r = 0; r < 3; ++r)
+        EXPECT_EQ(bits(dots[static_cast<std::size_t>(r)]),
+                  bits(hal::cpu_ref::rows::fixed_dot(three.data() + r * (n + 5), w.data(), n))) << n << " row " << r;
       std::vector<float> y(x.size());
       const float s = k->exp_shifted_sum(x.data(), 0.5f, y.data(), n, {});
       EXPECT_EQ(bits(s), bits(hal::cpu_ref::rows::fixed_sum(y.data(), n))) << n;
@@ -337,7 +342,21 @@ TEST(CpuVectorKernels, WeightedRowSumTakesOneStepPerRow) {
       SCOPED_TRACE(k->name);
       const bool fused = std::string_view(k->name) != "portable";
       std::vector<float> acc = acc0;
-      k->weighted_row_sum(p.data(), rows.data(), kCount, n, acc.data());
+      k->weighted_row_sum(p.data(), rows.data(), kCount, n, n, acc.data());
+      // Rows 3 apart in a wider array (every third row of `rows`, the others
+      // never read), split over two calls: the same steps as those rows in one.
+      std::vector<float> strided = acc0, split = acc0;
+      const std::int64_t picked = (kCount + 2) / 3;
+      std::vector<float> picked_p(static_cast<std::size_t>(picked));
+      for (std::int64_t j = 0; j < picked; ++j) picked_p[static_cast<std::size_t>(j)] = p[static_cast<std::size_t>(3 * j)];
+      k->weighted_row_sum(picked_p.data(), rows.data(), picked, 3 * n, n, strided.data());
+      k->weighted_row_sum(picked_p.data(), rows.data(), 2, 3 * n, n, split.data());
+      k->weighted_row_sum(picked_p.data() + 2, rows.data() + 6 * n, picked - 2, 3 * n, n, split.data());
+      EXPECT_EQ(strided, split);
+      std::vector<float> one_by_one = acc0;
+      for (std::int64_t j = 0; j < picked; ++j)
+        k->weighted_row_sum(picked_p.data() + j, rows.data() + 3 * j * n, 1, n, n, one_by_one.data());
+      EXPECT_EQ(strided, one_by_one);
       std::vector<float> chain = acc0;
       for (std::int64_t j = 0; j < kCount; ++j)
         for (std::int64_t c = 0; c < n; ++c) {
@@ -360,7 +379,7 @@ TEST(CpuVectorKernels, WeightedRowSumTakesOneStepPerRow) {
       for (std::int64_t j = 0; j < kCount; ++j)
         std::copy_n(rows.begin() + j * n, n, rows_wide.begin() + j * wide);
       std::copy(acc0.begin(), acc0.end(), acc_wide.begin());
-      k->weighted_row_sum(p.data(), rows_wide.data(), kCount, wide, acc_wide.data());
+      k->weighted_row_sum(p.data(), rows_wide.data(), kCount, wide, wide, acc_wide.data());
       EXPECT_EQ(0, std::memcmp(acc.data(), acc_wide.data(), acc.size() * sizeof(float)));
     }
   }
