@@ -187,6 +187,26 @@ void run_attention(const AttnShape& a, std::vector<E>& q, std::vector<E>& k, std
                       {.scale = scale, .causal = causal});
 }
 
+// Q, K, V rounded to bf16, causal attention in bf16 against the naive result
+// on the rounded inputs.
+void expect_bf16_attention_matches_naive(const AttnShape& a, const AttnData& in) {
+  std::vector<std::uint16_t> qb, kb, vb, yb(static_cast<std::size_t>(a.b * a.sq * a.hq * a.dv));
+  std::vector<float> qr, kr, vr;
+  auto to_bf16 = [](const std::vector<float>& src, std::vector<std::uint16_t>& bits, std::vector<float>& rounded) {
+    for (float f : src) bits.push_back(hal::f32_to_bf16(f)), rounded.push_back(hal::bf16_to_f32(bits.back()));
+  };
+  to_bf16(in.q, qb, qr);
+  to_bf16(in.k, kb, kr);
+  to_bf16(in.v, vb, vr);
+  hal::Stream st(cpu());
+  hal::ops::attention(st, view_of(qb, DType::bf16, {a.b, a.sq, a.hq, a.d}), view_of(kb, DType::bf16, {a.b, a.sk, a.hkv, a.d}),
+                      view_of(vb, DType::bf16, {a.b, a.sk, a.hkv, a.dv}),
+                      view_of(yb, DType::bf16, {a.b, a.sq, a.hq, a.dv}), {.causal = true});
+  const auto ref = attention_ref(a, qr, kr, vr, true, 1 / std::sqrt(static_cast<double>(a.d)));
+  for (std::size_t i = 0; i < yb.size(); ++i)
+    EXPECT_NEAR(hal::bf16_to_f32(yb[i]), ref[i], std::fabs(ref[i]) * 0x1p-8 + 1e-5) << i;
+}
+
 TEST(CpuRopeAttention, AttentionOddShapesMatchNaive) {
   // The last two: a decode step and a few queries, grouped heads (8 on 2, 6 on
   // 3 kv heads) over several key blocks.
@@ -264,21 +284,7 @@ TEST(CpuRopeAttention, AttentionStridedAndBf16) {
                       view_of(yh, DType::f32, {1, 4, 5, 6}).permuted({0, 2, 1, 3}), {.causal = true});
   EXPECT_EQ(head_major(y, 5, 4, 6), yh);
 
-  // bf16 Q, K, V: against the naive result on the bf16-rounded inputs.
-  std::vector<std::uint16_t> qb, kb, vb, yb(y.size());
-  std::vector<float> qr, kr, vr;
-  auto to_bf16 = [](const std::vector<float>& src, std::vector<std::uint16_t>& bits, std::vector<float>& rounded) {
-    for (float f : src) bits.push_back(hal::f32_to_bf16(f)), rounded.push_back(hal::bf16_to_f32(bits.back()));
-  };
-  to_bf16(in.q, qb, qr);
-  to_bf16(in.k, kb, kr);
-  to_bf16(in.v, vb, vr);
-  hal::ops::attention(st, view_of(qb, DType::bf16, {1, 5, 4, 8}), view_of(kb, DType::bf16, {1, 7, 2, 8}),
-                      view_of(vb, DType::bf16, {1, 7, 2, 6}), view_of(yb, DType::bf16, {1, 5, 4, 6}),
-                      {.causal = true});
-  const auto ref = attention_ref(a, qr, kr, vr, true, 1 / std::sqrt(8.0));
-  for (std::size_t i = 0; i < yb.size(); ++i)
-    EXPECT_NEAR(hal::bf16_to_f32(yb[i]), ref[i], std::fabs(ref[i]) * 0x1p-8 + 1e-5) << i;
+  expect_bf16_attention_matches_naive(a, in);
 }
 
 TEST(CpuRopeAttention, AttentionNaNInKeyReachesOnlyQueriesThatSeeIt) {
@@ -392,21 +398,7 @@ TEST(CpuRopeAttention, AttentionRowPathStridedAndBf16) {
                       view_of(ys, DType::f32, {1, a.sq, a.hq, a.dv}), {.causal = true});
   EXPECT_EQ(ys, y);
 
-  // bf16 Q, K, V: against the naive result on the bf16-rounded inputs.
-  std::vector<std::uint16_t> qb, kb, vb, yb(y.size());
-  std::vector<float> qr, kr, vr;
-  auto to_bf16 = [](const std::vector<float>& src, std::vector<std::uint16_t>& bits, std::vector<float>& rounded) {
-    for (float f : src) bits.push_back(hal::f32_to_bf16(f)), rounded.push_back(hal::bf16_to_f32(bits.back()));
-  };
-  to_bf16(in.q, qb, qr);
-  to_bf16(in.k, kb, kr);
-  to_bf16(in.v, vb, vr);
-  hal::ops::attention(st, view_of(qb, DType::bf16, {1, a.sq, a.hq, a.d}), view_of(kb, DType::bf16, {1, a.sk, a.hkv, a.d}),
-                      view_of(vb, DType::bf16, {1, a.sk, a.hkv, a.dv}), view_of(yb, DType::bf16, {1, a.sq, a.hq, a.dv}),
-                      {.causal = true});
-  const auto ref = attention_ref(a, qr, kr, vr, true, 1 / std::sqrt(8.0));
-  for (std::size_t i = 0; i < yb.size(); ++i)
-    EXPECT_NEAR(hal::bf16_to_f32(yb[i]), ref[i], std::fabs(ref[i]) * 0x1p-8 + 1e-5) << i;
+  expect_bf16_attention_matches_naive(a, in);
 }
 
 TEST(CpuRopeAttention, AttentionRowPathSpecialValuesReachOnlyQueriesThatSeeThem) {
