@@ -230,7 +230,8 @@ void attention_f32_blocked(const AttentionCall& call) {
             const float* p = s.p_rows.data() + r * kKeyBlock;
             float* o = layout.row(s.o_tiles.data(), r);
             for (std::int64_t jp = 0; jp < v_panels; ++jp, o += layout.chunk_step())
-              vk.weighted_row_sum(p + shared, s.v_panels.data() + jp * vb_stride + shared * nr, taken - shared, nr, nr, o);
+              vk.weighted_row_sum(p + shared, s.v_panels.data() + jp * vb_stride + shared * nr, DType::f32, taken - shared, nr,
+                                nr, o);
           }
         }
       }

@@ -60,28 +60,22 @@ std::int64_t chunk_keys(std::int64_t keys) {
   return std::max(kMinChunkKeys, ceil_div(ceil_div(keys, kMaxChunks), kKeyBlock) * kKeyBlock);
 }
 
-// Row i of head h in batch b of a [b, s, h, c] tensor as n floats: the
-// tensor's own memory when it is f32 with unit stride, else widened into
-// `scratch`.
-const float* row_f32(const Tensor& t, std::int64_t b, std::int64_t i, std::int64_t h, std::int64_t n, float* scratch) {
-  const std::int64_t start = row_start(t, b, i, h);
-  if (t.dtype == DType::f32 && t.strides[3] == 1) return static_cast<const float*>(t.data) + start;
-  rows::gather(t, start, t.strides[3], n, scratch);
-  return scratch;
-}
-
-// Rows [i, i + count) of head h in batch b of a [b, s, h, c] tensor as n
-// floats each, `stride` apart: the tensor's own memory when it is f32 with
-// unit stride, else widened into `scratch` (count * n floats).
-const float* value_rows(const Tensor& t, std::int64_t b, std::int64_t i, std::int64_t h, std::int64_t count,
-                        std::int64_t n, float* scratch, std::int64_t& stride) {
-  if (t.dtype == DType::f32 && t.strides[3] == 1) {
-    stride = t.strides[1];
-    return static_cast<const float*>(t.data) + row_start(t, b, i, h);
-  }
+// Rows [i, i + count) of head h in batch b of a [b, s, h, c] tensor, n
+// elements each, as the vector kernels read them: the tensor's own memory
+// when it is f32 or bf16 with unit stride (`stride` elements apart), else
+// widened into `scratch` (count * n floats, n apart).
+struct Rows {
+  const void* data;
+  DType type;
+  std::int64_t stride;
+};
+Rows rows_of(const Tensor& t, std::int64_t b, std::int64_t i, std::int64_t h, std::int64_t count, std::int64_t n,
+             float* scratch) {
+  if ((t.dtype == DType::f32 || t.dtype == DType::bf16) && t.strides[3] == 1)
+    return {static_cast<const char*>(t.data) + row_start(t, b, i, h) * static_cast<std::int64_t>(dtype_size(t.dtype)),
+            t.dtype, t.strides[1]};
   for (std::int64_t j = 0; j < count; ++j) rows::gather(t, row_start(t, b, i + j, h), t.strides[3], n, scratch + j * n);
-  stride = n;
-  return scratch;
+  return {scratch, DType::f32, n};
 }
 
 // Folds one chunk's result (its state and unnormalised output) into a row's
@@ -158,8 +152,8 @@ void attention_f32_rows(const AttentionCall& call) {
             for (std::int64_t h = 0; h < hkv; ++h) {
               const std::int64_t r0 = first_taker(h, j), r1 = (h + 1) * head_rows;
               if (r0 == r1) continue;
-              const float* key = row_f32(k, b, kb + j, h, d, k_row.data());
-              vk.dot_rows(q_rows.data() + r0 * d, r1 - r0, d, key, d, dots.data());
+              const Rows key = rows_of(k, b, kb + j, h, 1, d, k_row.data());
+              vk.dot_rows(q_rows.data() + r0 * d, r1 - r0, d, key.data, key.type, d, dots.data());
               for (std::int64_t r = r0; r < r1; ++r) scores[static_cast<std::size_t>(r * kKeyBlock + j)] = dots[static_cast<std::size_t>(r - r0)];
             }
 
@@ -183,13 +177,13 @@ void attention_f32_rows(const AttentionCall& call) {
           for (std::int64_t t0 = 0; t0 < k_count; t0 += kPvTile) {
             const std::int64_t tile = std::min(kPvTile, k_count - t0);
             for (std::int64_t h = 0; h < hkv; ++h) {
-              const float* values = nullptr;
-              std::int64_t stride = dv;
+              std::optional<Rows> values;
               for (std::int64_t r = h * head_rows; r < (h + 1) * head_rows; ++r) {
                 const std::int64_t count = std::clamp<std::int64_t>(taken[static_cast<std::size_t>(r)] - t0, 0, tile);
                 if (count == 0) continue;
-                if (!values) values = value_rows(v, b, kb + t0, h, tile, dv, v_tile.data(), stride);
-                vk.weighted_row_sum(scores.data() + r * kKeyBlock + t0, values, count, stride, dv, out + r * dv);
+                if (!values) values = rows_of(v, b, kb + t0, h, tile, dv, v_tile.data());
+                vk.weighted_row_sum(scores.data() + r * kKeyBlock + t0, values->data, values->type, count, values->stride,
+                                    dv, out + r * dv);
               }
             }
           }

@@ -64,9 +64,10 @@ struct VectorKernels {
   // out[r] = sum a_r[i] * b[i] for the rows a_r = a + r * a_stride, r in
   // [0, count): each product rounded, then summed as sum is, so the same bits
   // in every table and for every count (attention's row path scores, several
-  // query heads against one key, attention_rows.cpp).
-  void (*dot_rows)(const float* a, std::int64_t count, std::int64_t a_stride, const float* b, std::int64_t n,
-                   float* out);
+  // query heads against one key, attention_rows.cpp). b is f32 or bf16,
+  // widened (exactly) as it is read.
+  void (*dot_rows)(const float* a, std::int64_t count, std::int64_t a_stride, const void* b, DType b_type,
+                   std::int64_t n, float* out);
   // y = exp(x - m), returns the sum of y in the fixed lane order.
   //
   // This and the norms' store passes (rms/layer_apply_narrow) take the next
@@ -117,8 +118,10 @@ struct VectorKernels {
   // step. So a run split into several calls gives the same bits. (Attention's
   // P V: the part a query does not share with its panel in
   // attention_blocked.cpp; all of it in attention_rows.cpp.)
-  void (*weighted_row_sum)(const float* p, const float* rows, std::int64_t count, std::int64_t row_stride,
-                           std::int64_t n, float* acc);
+  // The rows are f32 or bf16 (rows_type; row_stride in elements), widened
+  // (exactly) as they are read.
+  void (*weighted_row_sum)(const float* p, const void* rows, DType rows_type, std::int64_t count,
+                           std::int64_t row_stride, std::int64_t n, float* acc);
 };
 
 const VectorKernels& vector_kernels_portable();

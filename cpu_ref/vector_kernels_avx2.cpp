@@ -154,12 +154,22 @@ HAL_FLATTEN float sum_run(const float* x, std::int64_t n) {
 HAL_FLATTEN float sum_squares_run(const float* x, std::int64_t n) {
   return reduce1(x, n, [](__m256 v) { return _mm256_mul_ps(v, v); });
 }
+// The last n < 8 elements of an f32 or bf16 run as a zero-padded fp32 vector.
+template <DType T> HAL_ALWAYS_INLINE __m256 load_tail_of(const void* x, std::int64_t i, std::int64_t n) {
+  if constexpr (T == DType::f32) return load_tail(static_cast<const float*>(x) + i, n);
+  alignas(32) float buf[kW] = {};
+  widen(static_cast<const std::uint16_t*>(x) + i, T, n, buf);
+  return _mm256_load_ps(buf);
+}
+
 // A multiply, then the add: the products round as the portable table's do.
 // Two rows at a time share the loads of b and interleave two sets of the four
 // lane sums; each row's sums are LaneSums' own, so the bits do not depend on
 // the pairing.
-HAL_FLATTEN void dot_rows_run(const float* a, std::int64_t count, std::int64_t a_stride, const float* b, std::int64_t n,
-                              float* out) {
+template <DType T>
+HAL_ALWAYS_INLINE void dot_rows_typed(const float* a, std::int64_t count, std::int64_t a_stride, const void* b,
+                                      std::int64_t n, float* out) {
+  const auto b_at = [&](std::int64_t i, std::int64_t rest) { return rest == kW ? load8_of<T>(b, i) : load_tail_of<T>(b, i, rest); };
   std::int64_t r = 0;
   for (; r + 2 <= count; r += 2) {
     const float* a0 = a + r * a_stride;
@@ -169,7 +179,7 @@ HAL_FLATTEN void dot_rows_run(const float* a, std::int64_t count, std::int64_t a
     for (; i + 4 * kW <= n; i += 4 * kW) {
       __m256 bv[4];
 #pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) bv[k] = _mm256_loadu_ps(b + i + k * kW);
+      for (int k = 0; k < 4; ++k) bv[k] = load8_of<T>(b, i + k * kW);
       s0.add4(_mm256_mul_ps(_mm256_loadu_ps(a0 + i), bv[0]), _mm256_mul_ps(_mm256_loadu_ps(a0 + i + kW), bv[1]),
               _mm256_mul_ps(_mm256_loadu_ps(a0 + i + 2 * kW), bv[2]), _mm256_mul_ps(_mm256_loadu_ps(a0 + i + 3 * kW), bv[3]));
       s1.add4(_mm256_mul_ps(_mm256_loadu_ps(a1 + i), bv[0]), _mm256_mul_ps(_mm256_loadu_ps(a1 + i + kW), bv[1]),
@@ -177,7 +187,7 @@ HAL_FLATTEN void dot_rows_run(const float* a, std::int64_t count, std::int64_t a
     }
     for (; i < n; i += kW) {
       const std::int64_t rest = std::min(n - i, kW);
-      const __m256 bv = rest == kW ? _mm256_loadu_ps(b + i) : load_tail(b + i, rest);
+      const __m256 bv = b_at(i, rest);
       const auto at = [&](const float* x) { return rest == kW ? _mm256_loadu_ps(x + i) : load_tail(x + i, rest); };
       s0.add((i / kW) % 4, _mm256_mul_ps(at(a0), bv));
       s1.add((i / kW) % 4, _mm256_mul_ps(at(a1), bv));
@@ -188,9 +198,15 @@ HAL_FLATTEN void dot_rows_run(const float* a, std::int64_t count, std::int64_t a
   if (r < count) {
     const float* a0 = a + r * a_stride;
     out[r] = lane_sum_run(
-        n, [&](std::int64_t i) { return _mm256_mul_ps(_mm256_loadu_ps(a0 + i), _mm256_loadu_ps(b + i)); },
-        [&](std::int64_t i) { return _mm256_mul_ps(load_tail(a0 + i, n - i), load_tail(b + i, n - i)); });
+        n, [&](std::int64_t i) { return _mm256_mul_ps(_mm256_loadu_ps(a0 + i), load8_of<T>(b, i)); },
+        [&](std::int64_t i) { return _mm256_mul_ps(load_tail(a0 + i, n - i), load_tail_of<T>(b, i, n - i)); });
   }
+}
+
+HAL_FLATTEN void dot_rows_run(const float* a, std::int64_t count, std::int64_t a_stride, const void* b, DType b_type,
+                              std::int64_t n, float* out) {
+  if (b_type == DType::bf16) dot_rows_typed<DType::bf16>(a, count, a_stride, b, n, out);
+  else dot_rows_typed<DType::f32>(a, count, a_stride, b, n, out);
 }
 
 HAL_FLATTEN float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
@@ -284,8 +300,9 @@ HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::in
 // Four accumulator vectors stay in registers over the whole block of rows;
 // a tail of fewer than 8 columns goes through padded vectors, so every
 // column is one fused multiply-add per row wherever it lies.
-HAL_FLATTEN void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count, std::int64_t row_stride,
-                                      std::int64_t n, float* acc) {
+template <DType T>
+HAL_ALWAYS_INLINE void weighted_row_sum_typed(const float* p, const void* rows, std::int64_t count,
+                                              std::int64_t row_stride, std::int64_t n, float* acc) {
   std::int64_t c = 0;
   for (; c + 4 * kW <= n; c += 4 * kW) {
     __m256 a[4];
@@ -293,20 +310,26 @@ HAL_FLATTEN void weighted_row_sum_run(const float* p, const float* rows, std::in
     for (int k = 0; k < 4; ++k) a[k] = _mm256_loadu_ps(acc + c + k * kW);
     for (std::int64_t j = 0; j < count; ++j) {
       const __m256 pj = _mm256_set1_ps(p[j]);
-      const float* r = rows + j * row_stride + c;
+      const std::int64_t r = j * row_stride + c;
 #pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) a[k] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(r + k * kW), a[k]);
+      for (int k = 0; k < 4; ++k) a[k] = _mm256_fmadd_ps(pj, load8_of<T>(rows, r + k * kW), a[k]);
     }
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) _mm256_storeu_ps(acc + c + k * kW, a[k]);
   }
   for (; c < n; c += kW) {
     const std::int64_t rest = std::min(n - c, kW);
-    const auto load = [rest](const float* x) { return rest == kW ? _mm256_loadu_ps(x) : load_tail(x, rest); };
-    __m256 a = load(acc + c);
-    for (std::int64_t j = 0; j < count; ++j) a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load(rows + j * row_stride + c), a);
+    const auto load_row = [&](std::int64_t r) { return rest == kW ? load8_of<T>(rows, r) : load_tail_of<T>(rows, r, rest); };
+    __m256 a = rest == kW ? _mm256_loadu_ps(acc + c) : load_tail(acc + c, rest);
+    for (std::int64_t j = 0; j < count; ++j) a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), load_row(j * row_stride + c), a);
     store_tail(acc + c, a, rest);
   }
+}
+
+HAL_FLATTEN void weighted_row_sum_run(const float* p, const void* rows, DType rows_type, std::int64_t count,
+                                      std::int64_t row_stride, std::int64_t n, float* acc) {
+  if (rows_type == DType::bf16) weighted_row_sum_typed<DType::bf16>(p, rows, count, row_stride, n, acc);
+  else weighted_row_sum_typed<DType::f32>(p, rows, count, row_stride, n, acc);
 }
 
 // ---- norm epilogues

@@ -100,8 +100,18 @@ float max_run(const float* x, std::int64_t n) {
 }
 float sum_run(const float* x, std::int64_t n) { return rows::fixed_sum(x, n); }
 float sum_squares_run(const float* x, std::int64_t n) { return rows::fixed_dot(x, x, n); }
-void dot_rows_run(const float* a, std::int64_t count, std::int64_t a_stride, const float* b, std::int64_t n, float* out) {
-  for (std::int64_t r = 0; r < count; ++r) out[r] = rows::fixed_dot(a + r * a_stride, b, n);
+// Element i of an f32 or bf16 run, as fp32.
+float element_of(const void* x, DType t, std::int64_t i) {
+  return t == DType::bf16 ? bf16_bits_to_float(static_cast<const std::uint16_t*>(x)[i]) : static_cast<const float*>(x)[i];
+}
+
+void dot_rows_run(const float* a, std::int64_t count, std::int64_t a_stride, const void* b, DType b_type, std::int64_t n,
+                  float* out) {
+  for (std::int64_t r = 0; r < count; ++r) {
+    const float* ar = a + r * a_stride;
+    out[r] = b_type == DType::f32 ? rows::fixed_dot(ar, static_cast<const float*>(b), n)
+                                  : rows::lane_sum<float>(n, [&](std::int64_t i) { return ar[i] * element_of(b, b_type, i); });
+  }
 }
 float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
   return rows::lane_sum<float>(n, [&](std::int64_t j) {
@@ -187,12 +197,12 @@ void copy_streaming(void* dst, const void* src, std::int64_t bytes) {
   if (bytes > 0) std::memcpy(dst, src, static_cast<std::size_t>(bytes));
 }
 
-void weighted_row_sum_run(const float* p, const float* rows, std::int64_t count, std::int64_t row_stride, std::int64_t n,
-                          float* acc) {
+void weighted_row_sum_run(const float* p, const void* rows, DType rows_type, std::int64_t count, std::int64_t row_stride,
+                          std::int64_t n, float* acc) {
   for (std::int64_t j = 0; j < count; ++j) {
     const float pj = p[j];
-    const float* r = rows + j * row_stride;
-    for (std::int64_t c = 0; c < n; ++c) acc[c] += pj * r[c];
+    const std::int64_t r = j * row_stride;
+    for (std::int64_t c = 0; c < n; ++c) acc[c] += pj * element_of(rows, rows_type, r + c);
   }
 }
 

@@ -241,10 +241,18 @@ TEST(CpuVectorKernels, SumsFollowTheFixedLaneOrder) {
       // for each of three rows (a pair and a single in the AVX2 table).
       std::vector<float> w(x.rbegin(), x.rend()), three(static_cast<std::size_t>(3 * (n + 5))), dots(3);
       for (std::size_t i = 0; i < three.size(); ++i) three[i] = std::sin(0.91f * static_cast<float>(i)) * 7.0f;
-      k->dot_rows(three.data(), 3, n + 5, w.data(), n, dots.data());
+      k->dot_rows(three.data(), 3, n + 5, w.data(), DType::f32, n, dots.data());
       for (std::int64_t r = 0; r < 3; ++r)
         EXPECT_EQ(bits(dots[static_cast<std::size_t>(r)]),
                   bits(hal::cpu_ref::rows::fixed_dot(three.data() + r * (n + 5), w.data(), n))) << n << " row " << r;
+      // b as bf16: the bits of the f32 form on the widened values.
+      std::vector<std::uint16_t> w16(w.size());
+      std::vector<float> w_wide(w.size());
+      for (std::size_t i = 0; i < w.size(); ++i) w16[i] = hal::f32_to_bf16(w[i]), w_wide[i] = hal::bf16_to_f32(w16[i]);
+      std::vector<float> dots16(3), dots_wide(3);
+      k->dot_rows(three.data(), 3, n + 5, w16.data(), DType::bf16, n, dots16.data());
+      k->dot_rows(three.data(), 3, n + 5, w_wide.data(), DType::f32, n, dots_wide.data());
+      for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bits(dots16[r]), bits(dots_wide[r])) << n << " row " << r;
       std::vector<float> y(x.size());
       const float s = k->exp_shifted_sum(x.data(), 0.5f, y.data(), n, {});
       EXPECT_EQ(bits(s), bits(hal::cpu_ref::rows::fixed_sum(y.data(), n))) << n;
@@ -342,21 +350,29 @@ TEST(CpuVectorKernels, WeightedRowSumTakesOneStepPerRow) {
       SCOPED_TRACE(k->name);
       const bool fused = std::string_view(k->name) != "portable";
       std::vector<float> acc = acc0;
-      k->weighted_row_sum(p.data(), rows.data(), kCount, n, n, acc.data());
+      k->weighted_row_sum(p.data(), rows.data(), DType::f32, kCount, n, n, acc.data());
       // Rows 3 apart in a wider array (every third row of `rows`, the others
       // never read), split over two calls: the same steps as those rows in one.
       std::vector<float> strided = acc0, split = acc0;
       const std::int64_t picked = (kCount + 2) / 3;
       std::vector<float> picked_p(static_cast<std::size_t>(picked));
       for (std::int64_t j = 0; j < picked; ++j) picked_p[static_cast<std::size_t>(j)] = p[static_cast<std::size_t>(3 * j)];
-      k->weighted_row_sum(picked_p.data(), rows.data(), picked, 3 * n, n, strided.data());
-      k->weighted_row_sum(picked_p.data(), rows.data(), 2, 3 * n, n, split.data());
-      k->weighted_row_sum(picked_p.data() + 2, rows.data() + 6 * n, picked - 2, 3 * n, n, split.data());
+      k->weighted_row_sum(picked_p.data(), rows.data(), DType::f32, picked, 3 * n, n, strided.data());
+      k->weighted_row_sum(picked_p.data(), rows.data(), DType::f32, 2, 3 * n, n, split.data());
+      k->weighted_row_sum(picked_p.data() + 2, rows.data() + 6 * n, DType::f32, picked - 2, 3 * n, n, split.data());
       EXPECT_EQ(strided, split);
       std::vector<float> one_by_one = acc0;
       for (std::int64_t j = 0; j < picked; ++j)
-        k->weighted_row_sum(picked_p.data() + j, rows.data() + 3 * j * n, 1, n, n, one_by_one.data());
+        k->weighted_row_sum(picked_p.data() + j, rows.data() + 3 * j * n, DType::f32, 1, n, n, one_by_one.data());
       EXPECT_EQ(strided, one_by_one);
+      // Rows of bf16: the bits of the f32 form on the widened rows.
+      std::vector<std::uint16_t> rows16(rows.size());
+      std::vector<float> rows16_wide(rows.size());
+      for (std::size_t i = 0; i < rows.size(); ++i) rows16[i] = hal::f32_to_bf16(rows[i]), rows16_wide[i] = hal::bf16_to_f32(rows16[i]);
+      std::vector<float> acc16 = acc0, acc_wide16 = acc0;
+      k->weighted_row_sum(p.data(), rows16.data(), DType::bf16, kCount, n, n, acc16.data());
+      k->weighted_row_sum(p.data(), rows16_wide.data(), DType::f32, kCount, n, n, acc_wide16.data());
+      EXPECT_EQ(0, std::memcmp(acc16.data(), acc_wide16.data(), acc16.size() * sizeof(float)));
       std::vector<float> chain = acc0;
       for (std::int64_t j = 0; j < kCount; ++j)
         for (std::int64_t c = 0; c < n; ++c) {
@@ -379,7 +395,7 @@ TEST(CpuVectorKernels, WeightedRowSumTakesOneStepPerRow) {
       for (std::int64_t j = 0; j < kCount; ++j)
         std::copy_n(rows.begin() + j * n, n, rows_wide.begin() + j * wide);
       std::copy(acc0.begin(), acc0.end(), acc_wide.begin());
-      k->weighted_row_sum(p.data(), rows_wide.data(), kCount, wide, wide, acc_wide.data());
+      k->weighted_row_sum(p.data(), rows_wide.data(), DType::f32, kCount, wide, wide, acc_wide.data());
       EXPECT_EQ(0, std::memcmp(acc.data(), acc_wide.data(), acc.size() * sizeof(float)));
     }
   }
