@@ -98,13 +98,15 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
     out.push_back({BenchOp::attention_causal, attn_t, {1, s, heads, 128}});
   }
   // A decode step over a key/value cache (memory-bound): without and with
-  // grouped heads (Llama-2-7B-like 32 on 32, Llama-3-8B-like 32 on 8).
-  for (std::int64_t keys : {4096, 16384}) {
-    for (std::int64_t kv_heads : {32, 8}) {
-      if (cpu && keys * kv_heads > 4096 * 32) continue;  // 256 MiB of f32 cache at most on two cores
-      out.push_back({BenchOp::attention_decode, attn_t, {cpu ? 1 : 16, keys, 32, kv_heads, 128}});
-    }
-  }
+  // grouped heads (Llama-2-7B-like 32 on 32, Llama-3-8B-like 32 on 8); on the
+  // CPU in f32 and bf16 (a bf16 cache is the common one).
+  const std::vector<DType> decode_dtypes = cpu ? std::vector<DType>{DType::f32, DType::bf16} : std::vector<DType>{DType::bf16};
+  for (DType t : decode_dtypes)
+    for (std::int64_t keys : {4096, 16384})
+      for (std::int64_t kv_heads : {32, 8}) {
+        if (cpu && keys * kv_heads > 4096 * 32) continue;  // 128 MiB of f32 cache at most on two cores
+        out.push_back({BenchOp::attention_decode, t, {cpu ? 1 : 16, keys, 32, kv_heads, 128}});
+      }
   // Memory-bound ops: rows of 4096 channels, 64 MiB .. 1 GiB of f32-equivalent.
   const std::vector<std::int64_t> mib = cpu ? std::vector<std::int64_t>{64, 256} : std::vector<std::int64_t>{64, 256, 1024};
   for (DType t : {DType::f32, DType::bf16}) {
