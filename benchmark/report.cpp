@@ -21,17 +21,17 @@ void print_table(std::ostream& out, const RunInfo& info, const std::vector<Bench
   fmt::print(out, "copy ceiling at start-up {:.1f} GB/s ({})\n", info.ceilings.copy_gbps, info.ceilings.copy_source);
   fmt::print(out, "ceil: memory-bound cases, max(device copy, hal copy) of the inputs' bytes timed in turn with the case; "
                   "GEMM, the best vendor rate of the run; hal and vendor GEMM samples alternate too\n");
-  fmt::print(out, "{:<36} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8}\n", "case", "hal ms", "rate", "unit", "vendor",
+  fmt::print(out, "{:<40} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8}\n", "case", "hal ms", "rate", "unit", "vendor",
              "hal/vnd", "ceil", "%ceil");
   for (const BenchResult& r : results) {
     if (!r.error.empty() || !r.hal) {
-      fmt::print(out, "{:<36} error: {}\n", r.bench_case.name(), r.error);
+      fmt::print(out, "{:<40} error: {}\n", r.bench_case.name(), r.error);
       continue;
     }
     const std::string vendor = r.vendor ? fmt::format("{:.2f}", r.vendor_rate()) : "-";
     const std::string ratio = r.vendor ? fmt::format("{:.2f}", r.hal_rate() / r.vendor_rate()) : "-";
     const std::string ceiling = r.ceiling > 0 ? fmt::format("{:.2f}", r.ceiling) : "-";
-    fmt::print(out, "{:<36} {:>10.3f} {:>10.2f} {:>9} {:>10} {:>8} {:>8} {:>7.0f}%\n", r.bench_case.name(),
+    fmt::print(out, "{:<40} {:>10.3f} {:>10.2f} {:>9} {:>10} {:>8} {:>8} {:>7.0f}%\n", r.bench_case.name(),
                r.hal->median_ms, r.hal_rate(), unit(r), vendor, ratio, ceiling, 100.0 * r.fraction_of_ceiling());
   }
 }
