@@ -21,8 +21,10 @@ void print_table(std::ostream& out, const RunInfo& info, const std::vector<Bench
   fmt::print(out, "copy ceiling at start-up {:.1f} GB/s ({})\n", info.ceilings.copy_gbps, info.ceilings.copy_source);
   fmt::print(out, "ceil: memory-bound cases, max(device copy, hal copy) of the inputs' bytes timed in turn with the case; "
                   "GEMM, the best vendor rate of the run; hal and vendor GEMM samples alternate too\n");
-  fmt::print(out, "{:<40} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8}\n", "case", "hal ms", "rate", "unit", "vendor",
-             "hal/vnd", "ceil", "%ceil");
+  fmt::print(out, "cache: memory-bound row ops on the CPU, GB/s of the same op on a working set the caches keep "
+                  "(below ceil: compute-bound here)\n");
+  fmt::print(out, "{:<40} {:>10} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>8}\n", "case", "hal ms", "rate", "unit", "vendor",
+             "hal/vnd", "ceil", "%ceil", "cache");
   for (const BenchResult& r : results) {
     if (!r.error.empty() || !r.hal) {
       fmt::print(out, "{:<40} error: {}\n", r.bench_case.name(), r.error);
@@ -31,8 +33,9 @@ void print_table(std::ostream& out, const RunInfo& info, const std::vector<Bench
     const std::string vendor = r.vendor ? fmt::format("{:.2f}", r.vendor_rate()) : "-";
     const std::string ratio = r.vendor ? fmt::format("{:.2f}", r.hal_rate() / r.vendor_rate()) : "-";
     const std::string ceiling = r.ceiling > 0 ? fmt::format("{:.2f}", r.ceiling) : "-";
-    fmt::print(out, "{:<40} {:>10.3f} {:>10.2f} {:>9} {:>10} {:>8} {:>8} {:>7.0f}%\n", r.bench_case.name(),
-               r.hal->median_ms, r.hal_rate(), unit(r), vendor, ratio, ceiling, 100.0 * r.fraction_of_ceiling());
+    const std::string cache = r.in_cache_rate > 0 ? fmt::format("{:.2f}", r.in_cache_rate) : "-";
+    fmt::print(out, "{:<40} {:>10.3f} {:>10.2f} {:>9} {:>10} {:>8} {:>8} {:>7.0f}% {:>8}\n", r.bench_case.name(),
+               r.hal->median_ms, r.hal_rate(), unit(r), vendor, ratio, ceiling, 100.0 * r.fraction_of_ceiling(), cache);
   }
 }
 
@@ -64,6 +67,7 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<BenchR
                  r.vendor_rate() > 0 ? r.hal_rate() / r.vendor_rate() : 0.0);
     fmt::print(out, ", \"ceiling\": {:.6g}, \"ceiling_source\": \"{}\", \"fraction_of_ceiling\": {:.4f}", r.ceiling,
                json_escape(r.ceiling_source), r.fraction_of_ceiling());
+    if (r.in_cache_rate > 0) fmt::print(out, ", \"in_cache_rate\": {:.6g}", r.in_cache_rate);
     if (!r.error.empty()) fmt::print(out, ", \"error\": \"{}\"", json_escape(r.error));
     fmt::print(out, "}}{}\n", i + 1 < results.size() ? "," : "");
   }
@@ -72,14 +76,14 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<BenchR
 
 void write_csv(std::ostream& out, const std::vector<BenchResult>& results) {
   fmt::print(out, "case,op,dtype,dims,unit,hal_median_ms,hal_rate,vendor,vendor_median_ms,vendor_rate,hal_over_vendor,"
-                  "ceiling,fraction_of_ceiling,error\n");
+                  "ceiling,fraction_of_ceiling,error,in_cache_rate\n");
   for (const BenchResult& r : results) {
     const BenchCase& c = r.bench_case;
-    fmt::print(out, "\"{}\",{},{},{},{},{},{},\"{}\",{},{},{},{},{},\"{}\"\n", c.name(), bench_op_name(c.op),
+    fmt::print(out, "\"{}\",{},{},{},{},{},{},\"{}\",{},{},{},{},{},\"{}\",{}\n", c.name(), bench_op_name(c.op),
                dtype_name(c.dtype), fmt::join(c.dims, "x"), unit(r), r.hal ? r.hal->median_ms : 0, r.hal_rate(),
                r.vendor_name, r.vendor ? r.vendor->median_ms : 0, r.vendor_rate(),
                r.vendor && r.vendor_rate() > 0 ? r.hal_rate() / r.vendor_rate() : 0, r.ceiling,
-               r.fraction_of_ceiling(), r.error);
+               r.fraction_of_ceiling(), r.error, r.in_cache_rate);
   }
 }
 

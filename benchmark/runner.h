@@ -36,6 +36,10 @@ struct BenchResult {
   double ceiling = 0;             // same unit as the rate
   std::string ceiling_source;
   double fraction_of_ceiling() const { return ceiling > 0 ? hal_rate() / ceiling : 0; }
+  // Memory-bound row ops on host-memory devices: GB/s of the same op over a
+  // working set the caches keep (0: not measured). At or below `ceiling`,
+  // the op's arithmetic, not the memory, bounds it on this device.
+  double in_cache_rate = 0;
 };
 
 struct RunnerOptions {

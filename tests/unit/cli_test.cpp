@@ -286,6 +286,8 @@ TEST_F(CliTest, BenchWritesJsonAndCsvWithRatesAndCeilings) {
   EXPECT_GT(ceiling, 0.0);
   EXPECT_NEAR(fraction, rate / ceiling, 1e-3 * fraction + 1e-4);
   EXPECT_GT(json_number(j, "copy_gbps"), 0.0);
+  // A row op on the CPU also reports its rate on a working set the caches keep.
+  EXPECT_GT(json_number(j, "in_cache_rate", result), 0.0);
   const std::string c = read_file(csv);
   EXPECT_EQ(c.rfind("case,op,dtype,dims,unit,", 0), 0u) << c;
   EXPECT_NE(c.find("\"add bf16 64x256\",add,bf16,64x256,GB/s,"), std::string::npos) << c;
@@ -298,6 +300,7 @@ TEST_F(CliTest, BenchGemmReportsTheVendorRatio) {
   const std::string j = read_file(json);
   const std::size_t result = j.find("\"results\"");
   EXPECT_EQ(json_number(j, "flops", result), 2.0 * 48 * 40 * 24);
+  EXPECT_EQ(j.find("in_cache_rate"), std::string::npos) << "only memory-bound row ops measure it";
   const std::size_t vendor = j.find("\"vendor\": {", result);
   if (vendor == std::string::npos) GTEST_SKIP() << "OpenBLAS not installed: no vendor baseline";
   const double hal_rate = json_number(j, "rate", result), vendor_rate = json_number(j, "rate", vendor);
