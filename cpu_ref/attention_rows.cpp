@@ -19,7 +19,7 @@
 // row) times the scale, folded into the chunk's online softmax (fold_scores),
 // and O += p V runs key by key in ascending order (weighted_row_sum: one
 // chain per output column). The chunks depend on
-// the number of keys only, so the bits depend on the shape, never on the
+// the shape only (chunk_keys), so the bits never depend on the
 // thread count. They differ from the blocked path's (another summation order),
 // within the same accuracy contract.
 //
@@ -46,18 +46,22 @@ namespace {
 constexpr std::int64_t kKeyBlock = 64;
 // Keys per step of P V (a divisor of kKeyBlock).
 constexpr std::int64_t kPvTile = 8;
-// Keys per chunk: at least kMinChunkKeys, and few enough chunks (kMaxChunks)
-// that the per-chunk results of a row stay a small multiple of its output.
+// Keys per chunk: at least kMinChunkKeys, and at most kMaxChunks chunks, fewer
+// when a batch entry's chunk results (a state and dv floats per row and chunk)
+// would pass kChunkResultBytes. Batch entries are then taken as many at a time
+// as fit in kChunkResultBytes (at least one).
 constexpr std::int64_t kMinChunkKeys = 128;
 constexpr std::int64_t kMaxChunks = 64;
-// Batch entries whose chunk results are held at once: as many as fit here.
 constexpr std::int64_t kChunkResultBytes = std::int64_t{8} << 20;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// A whole number of key blocks; a function of the key count only.
-std::int64_t chunk_keys(std::int64_t keys) {
-  return std::max(kMinChunkKeys, ceil_div(ceil_div(keys, kMaxChunks), kKeyBlock) * kKeyBlock);
+// A whole number of key blocks; a function of the shape only (keys, rows of a
+// batch entry, dv), never of the thread count.
+std::int64_t chunk_keys(std::int64_t keys, std::int64_t rows, std::int64_t dv) {
+  const std::int64_t row_bytes = rows * static_cast<std::int64_t>(dv * sizeof(float) + sizeof(QueryState<float>));
+  const std::int64_t max_chunks = std::clamp<std::int64_t>(kChunkResultBytes / std::max<std::int64_t>(1, row_bytes), 1, kMaxChunks);
+  return std::max(kMinChunkKeys, ceil_div(ceil_div(keys, max_chunks), kKeyBlock) * kKeyBlock);
 }
 
 // Rows [i, i + count) of head h in batch b of a [b, s, h, c] tensor, n
@@ -110,7 +114,7 @@ void attention_f32_rows(const AttentionCall& call) {
   const auto query_of = [&](std::int64_t r) { return (r % head_rows) / group; };
   const auto head_of = [&](std::int64_t r) { return (r / head_rows) * group + r % group; };
   const std::int64_t keys_end = g.keys_of(g.sq - 1);  // the last query sees the most keys
-  const std::int64_t chunk = chunk_keys(keys_end), chunks = std::max<std::int64_t>(1, ceil_div(keys_end, chunk));
+  const std::int64_t chunk = chunk_keys(keys_end, rows, dv), chunks = std::max<std::int64_t>(1, ceil_div(keys_end, chunk));
   const std::int64_t entry_bytes = chunks * rows * static_cast<std::int64_t>(dv * sizeof(float) + sizeof(QueryState<float>));
   const std::int64_t batch_group = std::clamp<std::int64_t>(kChunkResultBytes / std::max<std::int64_t>(1, entry_bytes), 1, g.batch);
   std::vector<float> chunk_out(static_cast<std::size_t>(batch_group * chunks * rows * dv));

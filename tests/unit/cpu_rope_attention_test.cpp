@@ -335,7 +335,7 @@ TEST(CpuRopeAttention, AttentionRowPathMatchesNaiveWhateverTheThreadCount) {
   // chunks (of 128 keys: merged per row); two queries on four heads per kv
   // head; one query on eight heads per kv head over 9000 keys (47 chunks of
   // 192); four queries on two per kv head, causal with fewer keys than
-  // queries (query 0 sees none). The chunks depend on the key count only, so
+  // queries (query 0 sees none). The chunks depend on the shape only, so
   // 1, 2, 3 or 5 threads must give the same bits.
   for (AttnShape a : {AttnShape{2, 1, 300, 6, 6, 16, 12}, AttnShape{1, 2, 150, 8, 2, 8, 6},
                       AttnShape{1, 1, 9000, 8, 1, 8, 6}, AttnShape{1, 4, 3, 4, 2, 8, 6}}) {
