@@ -29,6 +29,7 @@
 #include "cpu_ref/kernels.h"
 #include "cpu_ref/rows_access.h"
 #include "cpu_ref/rows_math.h"
+#include "hal/shape.h"
 
 namespace hal::cpu_ref {
 
@@ -45,11 +46,11 @@ struct Task {
 };
 
 std::int64_t task_count(const Geometry& g, std::int64_t query_block) {
-  return g.batch * g.hq * ((g.sq + query_block - 1) / query_block);
+  return g.batch * g.hq * ceil_div(g.sq, query_block);
 }
 
 Task task_of(const Geometry& g, std::int64_t task, std::int64_t query_block) {
-  const std::int64_t q_blocks = (g.sq + query_block - 1) / query_block;
+  const std::int64_t q_blocks = ceil_div(g.sq, query_block);
   Task t{};
   const std::int64_t qb = task % q_blocks;
   t.h = (task / q_blocks) % g.hq;

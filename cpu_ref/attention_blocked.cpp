@@ -44,6 +44,7 @@
 #include "cpu_ref/rows_access.h"
 #include "cpu_ref/rows_math.h"
 #include "cpu_ref/vector_kernels.h"
+#include "hal/shape.h"
 
 namespace hal::cpu_ref::attention_detail {
 
@@ -56,8 +57,6 @@ namespace {
 // scratch (Q panels, S, P and O tiles: about 400 KiB) within a 512 KiB L2.
 constexpr std::int64_t kRowBlock = 256;
 constexpr std::int64_t kKeyBlock = 64;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // A [b, s, h, c] tensor's head as a GemmMatrix of rows s, columns c
 // (transposed: rows c, columns s).

@@ -38,6 +38,7 @@
 #include "cpu_ref/attention_task.h"
 #include "cpu_ref/rows_access.h"
 #include "cpu_ref/vector_kernels.h"
+#include "hal/shape.h"
 
 namespace hal::cpu_ref::attention_detail {
 
@@ -53,8 +54,6 @@ constexpr std::int64_t kPvTile = 8;
 constexpr std::int64_t kMinChunkKeys = 128;
 constexpr std::int64_t kMaxChunks = 64;
 constexpr std::int64_t kChunkResultBytes = std::int64_t{8} << 20;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // A whole number of key blocks; a function of the shape only (keys, rows of a
 // batch entry, dv), never of the thread count.

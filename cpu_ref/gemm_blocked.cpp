@@ -14,6 +14,7 @@
 #include "cpu_ref/half_convert.h"
 #include "hal/dtype.h"
 #include "hal/error.h"
+#include "hal/shape.h"
 
 namespace hal::cpu_ref {
 namespace {
@@ -58,8 +59,6 @@ bool b_can_stream(const GemmMatrix& b) {
 }
 
 std::int64_t round_up(std::int64_t v, std::int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
 // One output row of a tile: gathers its fp32 accumulators (stored per MR x NR
 // micro-tile) into `row`, then applies act(alpha * acc + beta * C + bias) in
 // this order in fp32 and rounds once to C's dtype. Each step is a separate

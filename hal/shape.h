@@ -47,6 +47,8 @@ std::int64_t checked_numel(const Shape& shape, std::string_view what = "shape");
 // a*b and a+b for sizes, throwing on overflow ("<what>: size overflow").
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, std::string_view what);
 std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view what);
+// ceil(a / b) for a >= 0, b > 0: how many blocks of b cover a.
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Row-major strides of a contiguous tensor of `shape`.
 Strides contiguous_strides(const Shape& shape);

@@ -15,6 +15,7 @@
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_stream.h"
+#include "hal/shape.h"
 #include "ptx/kernels/gemm_params.h"
 
 namespace hal::cuda {
@@ -38,8 +39,6 @@ int sm80_layout(std::int64_t rows, std::int64_t k, std::int64_t row_stride, std:
   if ((row_stride == 1 || rows == 1) && (stride_aligned16(k_stride) || k == 1)) return 0;
   return -1;
 }
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
