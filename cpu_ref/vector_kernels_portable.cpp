@@ -11,6 +11,7 @@
 #include "cpu_ref/half_convert.h"
 #include "cpu_ref/rows_math.h"
 #include "cpu_ref/vector_kernels.h"
+#include "hal/dtype.h"
 
 namespace hal::cpu_ref {
 
@@ -100,17 +101,12 @@ float max_run(const float* x, std::int64_t n) {
 }
 float sum_run(const float* x, std::int64_t n) { return rows::fixed_sum(x, n); }
 float sum_squares_run(const float* x, std::int64_t n) { return rows::fixed_dot(x, x, n); }
-// Element i of an f32 or bf16 run, as fp32.
-float element_of(const void* x, DType t, std::int64_t i) {
-  return t == DType::bf16 ? bf16_bits_to_float(static_cast<const std::uint16_t*>(x)[i]) : static_cast<const float*>(x)[i];
-}
-
 void dot_rows_run(const float* a, std::int64_t count, std::int64_t a_stride, const void* b, DType b_type, std::int64_t n,
                   float* out) {
   for (std::int64_t r = 0; r < count; ++r) {
     const float* ar = a + r * a_stride;
     out[r] = b_type == DType::f32 ? rows::fixed_dot(ar, static_cast<const float*>(b), n)
-                                  : rows::lane_sum<float>(n, [&](std::int64_t i) { return ar[i] * element_of(b, b_type, i); });
+                                  : rows::lane_sum<float>(n, [&](std::int64_t i) { return ar[i] * load_element_f32(b, b_type, i); });
   }
 }
 float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
@@ -202,7 +198,12 @@ void weighted_row_sum_run(const float* p, const void* rows, DType rows_type, std
   for (std::int64_t j = 0; j < count; ++j) {
     const float pj = p[j];
     const std::int64_t r = j * row_stride;
-    for (std::int64_t c = 0; c < n; ++c) acc[c] += pj * element_of(rows, rows_type, r + c);
+    if (rows_type == DType::f32) {
+      const float* row = static_cast<const float*>(rows) + r;
+      for (std::int64_t c = 0; c < n; ++c) acc[c] += pj * row[c];
+    } else {
+      for (std::int64_t c = 0; c < n; ++c) acc[c] += pj * load_element_f32(rows, rows_type, r + c);
+    }
   }
 }
 
