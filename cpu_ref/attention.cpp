@@ -90,7 +90,7 @@ void attention_f64(const AttentionCall& call) {
           rows::gather(v, row_start(v, t.b, kb + j, t.kv_head), v.strides[3], dv, v_tile.data() + j * dv);
         }
         for (std::int64_t r = 0; r < t.q_count; ++r) {
-          const std::int64_t valid = std::clamp<std::int64_t>(g.keys_of(t.q_begin + r) - kb, 0, k_count);
+          const std::int64_t valid = g.keys_in_block(t.q_begin + r, kb, k_count);
           if (valid == 0) continue;
           QueryState<double>& st = state[static_cast<std::size_t>(r)];
           st.any_key = true;

@@ -193,7 +193,7 @@ void attention_f32_blocked(const AttentionCall& call) {
         for (std::int64_t r = 0; r < t.rows; ++r) {
           std::int64_t& taken = s.row_keys[static_cast<std::size_t>(r)];
           taken = 0;
-          const std::int64_t valid = std::clamp<std::int64_t>(g.keys_of(query_of(r)) - kb, 0, k_count);
+          const std::int64_t valid = g.keys_in_block(query_of(r), kb, k_count);
           if (valid == 0) continue;
           float* p = s.p_rows.data() + r * kKeyBlock;
           copy_row_out(layout, s.s_tiles.data(), r, valid, p);

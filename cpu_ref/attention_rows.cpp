@@ -141,7 +141,7 @@ void attention_f32_rows(const AttentionCall& call) {
         for (std::int64_t kb = c0; kb < c1; kb += kKeyBlock) {
           const std::int64_t k_count = std::min(kKeyBlock, c1 - kb);
           for (std::int64_t r = 0; r < rows; ++r)
-            taken[static_cast<std::size_t>(r)] = std::clamp<std::int64_t>(g.keys_of(query_of(r)) - kb, 0, k_count);
+            taken[static_cast<std::size_t>(r)] = g.keys_in_block(query_of(r), kb, k_count);
           // A kv head's rows run query by query and a later query sees at
           // least the keys an earlier one does, so the rows of kv head h that
           // take key j are a suffix of them: [first_taker(h, j), end).

@@ -36,6 +36,10 @@ struct Geometry {
 
   // Unmasked keys of query i (absolute index): keys [0, keys_of(i)).
   std::int64_t keys_of(std::int64_t i) const { return causal ? std::clamp<std::int64_t>(i + (sk - sq) + 1, 0, sk) : sk; }
+  // Of the block of `count` keys from key kb, how many query i sees (its first ones).
+  std::int64_t keys_in_block(std::int64_t i, std::int64_t kb, std::int64_t count) const {
+    return std::clamp<std::int64_t>(keys_of(i) - kb, 0, count);
+  }
 
   // ops/ normalises the scale; 0 still means 1/sqrt(d), defensively.
   template <class T> T scale(float given) const {
