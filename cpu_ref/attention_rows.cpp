@@ -49,8 +49,8 @@ constexpr std::int64_t kKeyBlock = 64;
 constexpr std::int64_t kPvTile = 8;
 // Keys per chunk: at least kMinChunkKeys, and at most kMaxChunks chunks, fewer
 // when a batch entry's chunk results (a state and dv floats per row and chunk)
-// would pass kChunkResultBytes. Batch entries are then taken as many at a time
-// as fit in kChunkResultBytes (at least one).
+// would pass kChunkResultBytes. Batch entries (their query rows and chunk
+// results) are then taken as many at a time as fit in it (at least one).
 constexpr std::int64_t kMinChunkKeys = 128;
 constexpr std::int64_t kMaxChunks = 64;
 constexpr std::int64_t kChunkResultBytes = std::int64_t{8} << 20;
@@ -114,17 +114,28 @@ void attention_f32_rows(const AttentionCall& call) {
   const auto head_of = [&](std::int64_t r) { return (r / head_rows) * group + r % group; };
   const std::int64_t keys_end = g.keys_of(g.sq - 1);  // the last query sees the most keys
   const std::int64_t chunk = chunk_keys(keys_end, rows, dv), chunks = std::max<std::int64_t>(1, ceil_div(keys_end, chunk));
-  const std::int64_t entry_bytes = chunks * rows * static_cast<std::int64_t>(dv * sizeof(float) + sizeof(QueryState<float>));
+  // Per batch entry: its query rows (widened once, read by every chunk) and
+  // its chunk results.
+  const std::int64_t entry_bytes =
+      rows * static_cast<std::int64_t>(d * sizeof(float) + chunks * (dv * sizeof(float) + sizeof(QueryState<float>)));
   const std::int64_t batch_group = std::clamp<std::int64_t>(kChunkResultBytes / std::max<std::int64_t>(1, entry_bytes), 1, g.batch);
+  std::vector<float> q_rows(static_cast<std::size_t>(batch_group * rows * d));
   std::vector<float> chunk_out(static_cast<std::size_t>(batch_group * chunks * rows * dv));
   std::vector<QueryState<float>> chunk_state(static_cast<std::size_t>(batch_group * chunks * rows));
 
   for (std::int64_t b0 = 0; b0 < g.batch; b0 += batch_group) {
     const std::int64_t entries = std::min(batch_group, g.batch - b0);
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, entries * rows, 64),
+                      [&](const tbb::blocked_range<std::int64_t>& range) {
+      for (std::int64_t i = range.begin(); i < range.end(); ++i) {
+        const std::int64_t r = i % rows;
+        rows::gather(q, row_start(q, b0 + i / rows, query_of(r), head_of(r)), q.strides[3], d, q_rows.data() + i * d);
+      }
+    });
     // Each (batch entry, chunk): every row's state and output over the chunk's keys.
     tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, entries * chunks, 1),
                       [&](const tbb::blocked_range<std::int64_t>& range) {
-      std::vector<float> q_rows(static_cast<std::size_t>(rows * d)), scores(static_cast<std::size_t>(rows * kKeyBlock));
+      std::vector<float> scores(static_cast<std::size_t>(rows * kKeyBlock));
       std::vector<float> k_row(static_cast<std::size_t>(d)), v_tile(static_cast<std::size_t>(kPvTile * dv));
       std::vector<float> dots(static_cast<std::size_t>(head_rows));
       std::vector<std::int64_t> taken(static_cast<std::size_t>(rows));  // keys of this block each row takes
@@ -135,8 +146,7 @@ void attention_f32_rows(const AttentionCall& call) {
         QueryState<float>* state = chunk_state.data() + item * rows;
         std::fill_n(out, rows * dv, 0.0f);
         std::fill_n(state, rows, QueryState<float>{});
-        for (std::int64_t r = 0; r < rows; ++r)
-          rows::gather(q, row_start(q, b, query_of(r), head_of(r)), q.strides[3], d, q_rows.data() + r * d);
+        const float* entry_q = q_rows.data() + (item / chunks) * rows * d;
 
         for (std::int64_t kb = c0; kb < c1; kb += kKeyBlock) {
           const std::int64_t k_count = std::min(kKeyBlock, c1 - kb);
@@ -156,7 +166,7 @@ void attention_f32_rows(const AttentionCall& call) {
               const std::int64_t r0 = first_taker(h, j), r1 = (h + 1) * head_rows;
               if (r0 == r1) continue;
               const Rows key = rows_of(k, b, kb + j, h, 1, d, k_row.data());
-              vk.dot_rows(q_rows.data() + r0 * d, r1 - r0, d, key.data, key.type, d, dots.data());
+              vk.dot_rows(entry_q + r0 * d, r1 - r0, d, key.data, key.type, d, dots.data());
               for (std::int64_t r = r0; r < r1; ++r) scores[static_cast<std::size_t>(r * kKeyBlock + j)] = dots[static_cast<std::size_t>(r - r0)];
             }
 
