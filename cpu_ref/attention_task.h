@@ -73,7 +73,7 @@ inline std::optional<float> fold_scores(QueryState<float>& st, float* p, std::in
   const float m_new = rows::nan_max(st.m, block_max);
   if (m_new == -inf) return std::nullopt;
   const float correction = std::exp(st.m - m_new);  // 0 on the first finite block
-  st.l = st.l * correction + vk.exp_shifted_sum(p, m_new, p, valid, {});
+  st.l = st.l * correction + vk.exp_shifted_sum(p, m_new, p, valid, std::numeric_limits<float>::quiet_NaN(), {});
   st.m = m_new;
   return correction;
 }

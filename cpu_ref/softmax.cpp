@@ -60,8 +60,10 @@ template <class T> void softmax_row(T* z, std::int64_t valid, std::int64_t n, bo
 
 // The fp32 row: the same steps on the vector kernels (vector_kernels.h), exp
 // fused with the fixed-order sum; z[0, valid) holds the scaled row and m its
-// max (the first pass, fused with the gather by the caller). The max need not
-// propagate NaN: a NaN entry makes its exp, hence the sum, NaN anyway. `out`
+// max and largest magnitude (the first pass, fused with the gather by the
+// caller; the magnitude spares exp_shifted_sum a range test and may be NaN).
+// The max need not propagate NaN: a NaN entry makes its exp, hence the sum,
+// NaN anyway. `out`
 // may be z itself (softmax: the exps overwrite the row, so one scratch row
 // stays in L1 instead of two); log_softmax reads z again and needs its own.
 // The normalisation is left to the caller, who fuses it with the store: every
@@ -69,37 +71,38 @@ template <class T> void softmax_row(T* z, std::int64_t valid, std::int64_t n, bo
 // otherwise, and 1 * v == v for every value written here, masked ones
 // included, since sum >= 1). `next` (the row read after this one) is
 // requested during the exp pass, the row's compute-bound part.
-float softmax_row(const float* z, float m, std::int64_t valid, std::int64_t n, bool log, PrefetchHint next,
+float softmax_row(const float* z, RowMax m, std::int64_t valid, std::int64_t n, bool log, PrefetchHint next,
                   float* out) {
   const float inf = std::numeric_limits<float>::infinity();
   const float masked = log ? -inf : 0.0f;
   for (std::int64_t j = valid; j < n; ++j) out[j] = masked;
   if (valid == 0) return 1.0f;
   const VectorKernels& vk = vector_kernels();
-  const float sum = vk.exp_shifted_sum(z, m, out, valid, next);
+  const float sum = vk.exp_shifted_sum(z, m.max, out, valid, m.abs_max, next);
   if (std::isnan(sum)) {
     for (std::int64_t j = 0; j < n; ++j) out[j] = std::numeric_limits<float>::quiet_NaN();
     return 1.0f;
   }
   if (!log) return 1.0f / sum;
   const float log_sum = std::log(sum);
-  for (std::int64_t j = 0; j < valid; ++j) out[j] = (z[j] - m) - log_sum;
+  for (std::int64_t j = 0; j < valid; ++j) out[j] = (z[j] - m.max) - log_sum;
   return 1.0f;
 }
 
 // Loads x's row into z (valid entries, times scale) and returns their max
-// (unused when valid is 0): one fused pass when the row is contiguous
-// f32/bf16/f16, else gather, scale and max (the same bits).
-float load_row_max(const Tensor& x, std::int64_t start, std::int64_t stride, std::int64_t valid, float scale,
+// and largest magnitude (unused when valid is 0): one fused pass when the
+// row is contiguous f32/bf16/f16, else gather, scale and max (the same bits;
+// the magnitude left unknown, NaN).
+RowMax load_row_max(const Tensor& x, std::int64_t start, std::int64_t stride, std::int64_t valid, float scale,
                    float* z) {
-  if (valid == 0) return 0.0f;
+  if (valid == 0) return {0.0f, 0.0f};
   const VectorKernels& vk = vector_kernels();
   if (stride == 1 && vector_dtype(x.dtype))
     return vk.widen_scale_max(static_cast<const char*>(x.data) + start * static_cast<std::int64_t>(dtype_size(x.dtype)),
                               x.dtype, valid, scale, z);
   rows::gather(x, start, stride, valid, z);
   if (scale != 1.0f) vk.scale(z, scale, z, valid);
-  return vk.max(z, valid);
+  return {vk.max(z, valid), std::numeric_limits<float>::quiet_NaN()};
 }
 
 // Writes out * factor to y's row, fused into one pass when the row is
@@ -147,7 +150,7 @@ template <class T> void softmax_typed(const SoftmaxCall& call) {
       const std::int64_t x_start = rows::offset_of(r, outer, x_outer, x.offset);
       const std::int64_t y_start = rows::offset_of(r, outer, y_outer, y.offset);
       if constexpr (std::is_same_v<T, float>) {
-        const float m = load_row_max(x, x_start, x.strides[axis], valid, scale, z.get());
+        const RowMax m = load_row_max(x, x_start, x.strides[axis], valid, scale, z.get());
         float* o = call.log ? out.get() : z.get();
         const PrefetchHint next =
             r + 1 < end ? rows::row_hint(x, rows::offset_of(r + 1, outer, x_outer, x.offset), x.strides[axis], lk)

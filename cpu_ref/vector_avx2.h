@@ -147,10 +147,13 @@ inline __attribute__((noinline)) __m256 exp8_general(__m256 x) {
 // |x| with NaN lanes unchanged in kind (still NaN).
 HAL_ALWAYS_INLINE __m256 abs8(__m256 x) { return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))); }
 
+// exp8_in_range takes |x| < kExpInRange.
+inline constexpr float kExpInRange = 86.0f;
+
 // Lanes that need exp8_general: |x| >= 86, inf or NaN (the compare is
 // unordered-true).
 HAL_ALWAYS_INLINE __m256 exp_out_of_range(__m256 abs_x) {
-  return _mm256_cmp_ps(abs_x, _mm256_set1_ps(86.0f), _CMP_NLT_UQ);
+  return _mm256_cmp_ps(abs_x, _mm256_set1_ps(kExpInRange), _CMP_NLT_UQ);
 }
 
 HAL_ALWAYS_INLINE __m256 exp8(__m256 x) {

@@ -29,6 +29,13 @@ namespace hal::cpu_ref {
 // are the entries below; swiglu is silu(a) * b.
 enum class FusedOp : std::uint8_t { add, sub, mul, div, maximum, minimum, exp, sigmoid, silu, swiglu };
 
+// A row's max (NaN need not propagate, as in VectorKernels::max) and its
+// largest magnitude, NaN when the row holds a NaN (it orders above +inf).
+struct RowMax {
+  float max;
+  float abs_max;
+};
+
 struct VectorKernels {
   const char* name;
 
@@ -69,6 +76,10 @@ struct VectorKernels {
   void (*dot_rows)(const float* a, std::int64_t count, std::int64_t a_stride, const void* b, DType b_type,
                    std::int64_t n, float* out);
   // y = exp(x - m), returns the sum of y in the fixed lane order.
+  // `abs_bound` is NaN, or a bound that every |x[i]| is known not to pass
+  // (softmax's first pass gives it, RowMax): with it a table may skip a
+  // range test of its own (the AVX2 table's pass over the row). The result
+  // does not depend on it.
   //
   // This and the norms' store passes (rms/layer_apply_narrow) take the next
   // row as a PrefetchHint and request its lines spread over their loop
@@ -76,7 +87,7 @@ struct VectorKernels {
   // compute-only one; the norms have none, and requesting the next row
   // while storing this one keeps reads and writes flowing together, as a
   // copy does (on the 2-core VM: rmsnorm at 256 MiB about 75% -> 88% of copy).
-  float (*exp_shifted_sum)(const float* x, float m, float* y, std::int64_t n, PrefetchHint next);
+  float (*exp_shifted_sum)(const float* x, float m, float* y, std::int64_t n, float abs_bound, PrefetchHint next);
 
   // Norm epilogues: rms: y = (x * rstd) * w; layer: y = ((x - mean) * rstd) * w
   // (+ b when b is not null).
@@ -98,9 +109,9 @@ struct VectorKernels {
   void (*layer_apply_narrow)(const float* x, float mean, float rstd, const float* w, const float* b, void* dst,
                              DType t, std::int64_t n, bool streaming, PrefetchHint next);
   // widen(src -> out), then out *= scale unless scale is 1 (as scale does),
-  // returns max(out) (n >= 1): the softmax row's first pass, reading the
-  // source once.
-  float (*widen_scale_max)(const void* src, DType t, std::int64_t n, float scale, float* out);
+  // returns max(out) and the largest |out[i]| (n >= 1): the softmax row's
+  // first pass, reading the source once.
+  RowMax (*widen_scale_max)(const void* src, DType t, std::int64_t n, float scale, float* out);
 
   // Whole elementwise ops on contiguous runs whose operands all have dtype t
   // (f32, bf16 or f16): widen, op, narrow (streaming when asked), in registers,

@@ -4,6 +4,7 @@
 // Compiled with -mavx2 -mfma -mf16c (cpu_ref/CMakeLists.txt); only called
 // after cpu_features() reported all three.
 #include <bit>
+#include <cmath>
 
 #include "cpu_ref/vector_avx2.h"
 
@@ -256,20 +257,28 @@ HAL_ALWAYS_INLINE bool exp_shifted_in_range(const float* x, float m, std::int64_
     const std::int64_t rest = std::min(n - i, kW);
     a = _mm256_max_epi32(a, _mm256_and_si256(_mm256_castps_si256(first_lanes(rest)), bits(load_tail(x + i, rest))));
   }
-  const __m256i limit = _mm256_set1_epi32(std::bit_cast<std::int32_t>(86.0f) - 1);
+  const __m256i limit = _mm256_set1_epi32(std::bit_cast<std::int32_t>(kExpInRange) - 1);
   return _mm256_movemask_epi8(_mm256_cmpgt_epi32(_mm256_max_epi32(a, b), limit)) == 0;
 }
 
+// Whether every x with |x| <= abs_bound has |x - m| < 86 as computed (false
+// for a NaN or infinite bound): exactly, |x - m| <= abs_bound + |m|, and
+// rounding is monotone, so the rounded |x - m| is at most the rounded sum.
+HAL_ALWAYS_INLINE bool known_in_range(float abs_bound, float m) { return abs_bound + std::fabs(m) < kExpInRange; }
+
 // Softmax's exp pass. The range test is a pass of its own over the row (x is
-// in L1 here, and y may be x itself, so the test must come first); the main
+// in L1 here, and y may be x itself, so the test must come first), unless
+// the caller's bound settles it (softmax's first pass gives one: on the
+// 2-core VM about 8% of a softmax row's time); the main
 // loop then runs four vectors at a time with no test or branch inside: with
 // a test and an out-of-line general path per pair it was latency-bound, and
 // every constant was reloaded per step (about 25% slower per element). For
 // softmax (m the row's max) only rows spanning 86 or more, or holding -inf or
 // NaN, take exp_shifted_sum_checked; lanes in range give the same bits in
 // both loops.
-HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n, PrefetchHint next) {
-  if (!exp_shifted_in_range(x, m, n)) return exp_shifted_sum_checked(x, m, y, n);
+HAL_FLATTEN float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n, float abs_bound,
+                                      PrefetchHint next) {
+  if (!known_in_range(abs_bound, m) && !exp_shifted_in_range(x, m, n)) return exp_shifted_sum_checked(x, m, y, n);
   const __m256 mv = _mm256_set1_ps(m);
   SpreadPrefetch prefetch(next, n);
   LaneSums sums;
@@ -385,27 +394,37 @@ HAL_FLATTEN float widen_sum_squares_run(const void* src, DType t, std::int64_t n
 
 // widen (+ scale) + max_run in one pass: the same lane maxima, combined in
 // the same order, then the same scalar tail, as max_run over the widened row.
+// The largest magnitude rides along as integer bits (|v| with its sign bit
+// cleared orders as a signed integer, NaN above +inf): two operations per
+// vector, where exp_shifted_sum's own range test is a pass over the row.
 template <DType T, bool kScaled>
-float widen_scale_max_impl(const void* src, std::int64_t n, float scale, float* out) {
+RowMax widen_scale_max_impl(const void* src, std::int64_t n, float scale, float* out) {
   const __m256 sv = _mm256_set1_ps(scale);
   const auto get = [&](std::int64_t i) {
     const __m256 v = load8_of<T>(src, i);
     return kScaled ? _mm256_mul_ps(v, sv) : v;
   };
+  const auto magnitude = [](__m256 v) { return _mm256_castps_si256(abs8(v)); };
   std::int64_t i = 0;
   float m = 0.0f;
+  std::uint32_t abs_bits = 0;
   if (n >= kW) {
     __m256 acc = get(0);
+    __m256i abs_acc = magnitude(acc);
     _mm256_storeu_ps(out, acc);
     for (i = kW; i + kW <= n; i += kW) {
       const __m256 v = get(i);
       _mm256_storeu_ps(out + i, v);
       acc = _mm256_max_ps(v, acc);
+      abs_acc = _mm256_max_epi32(abs_acc, magnitude(v));
     }
     alignas(32) float l[kW];
     _mm256_store_ps(l, acc);
     m = l[0];
     for (int k = 1; k < kW; ++k) m = l[k] > m ? l[k] : m;
+    alignas(32) std::uint32_t a[kW];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(a), abs_acc);
+    abs_bits = *std::max_element(a, a + kW);
   }
   if (i < n) {
     widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(T)), T, n - i, out + i);
@@ -413,11 +432,14 @@ float widen_scale_max_impl(const void* src, std::int64_t n, float scale, float* 
       for (std::int64_t j = i; j < n; ++j) out[j] *= scale;
     if (i == 0) m = out[0];
   }
-  for (; i < n; ++i) m = out[i] > m ? out[i] : m;
-  return m;
+  for (; i < n; ++i) {
+    m = out[i] > m ? out[i] : m;
+    abs_bits = std::max(abs_bits, std::bit_cast<std::uint32_t>(out[i]) & 0x7fffffffu);
+  }
+  return {m, std::bit_cast<float>(abs_bits)};
 }
 
-HAL_FLATTEN float widen_scale_max_run(const void* src, DType t, std::int64_t n, float scale, float* out) {
+HAL_FLATTEN RowMax widen_scale_max_run(const void* src, DType t, std::int64_t n, float scale, float* out) {
   return with_vector_dtype(t, [&]<DType T>() {
     return scale != 1.0f ? widen_scale_max_impl<T, true>(src, n, scale, out)
                          : widen_scale_max_impl<T, false>(src, n, scale, out);

@@ -115,7 +115,7 @@ float sum_squared_deviations_run(const float* x, float mean, std::int64_t n) {
     return d * d;
   });
 }
-float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n, PrefetchHint next) {
+float exp_shifted_sum_run(const float* x, float m, float* y, std::int64_t n, float /*abs_bound*/, PrefetchHint next) {
   SpreadPrefetch prefetch(next, n);
   for (std::int64_t i = 0; i < n; ++i) {
     prefetch.at(i);
@@ -145,10 +145,12 @@ float widen_sum_squares_run(const void* src, DType t, std::int64_t n, float* out
   widen(src, t, n, out);
   return sum_squares_run(out, n);
 }
-float widen_scale_max_run(const void* src, DType t, std::int64_t n, float scale, float* out) {
+RowMax widen_scale_max_run(const void* src, DType t, std::int64_t n, float scale, float* out) {
   widen(src, t, n, out);
   if (scale != 1.0f) scale_run(out, scale, out, n);
-  return max_run(out, n);
+  float abs_max = 0.0f;
+  for (std::int64_t i = 0; i < n; ++i) abs_max = rows::nan_max(abs_max, std::fabs(out[i]));
+  return {max_run(out, n), abs_max};
 }
 void store(void* dst, DType t, std::int64_t n, const float* in, bool streaming) {
   (streaming ? narrow_streaming : narrow)(dst, t, n, in);

@@ -254,7 +254,7 @@ TEST(CpuVectorKernels, SumsFollowTheFixedLaneOrder) {
       k->dot_rows(three.data(), 3, n + 5, w_wide.data(), DType::f32, n, dots_wide.data());
       for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bits(dots16[r]), bits(dots_wide[r])) << n << " row " << r;
       std::vector<float> y(x.size());
-      const float s = k->exp_shifted_sum(x.data(), 0.5f, y.data(), n, {});
+      const float s = k->exp_shifted_sum(x.data(), 0.5f, y.data(), n, std::nanf(""), {});
       EXPECT_EQ(bits(s), bits(hal::cpu_ref::rows::fixed_sum(y.data(), n))) << n;
     }
   }
@@ -286,13 +286,15 @@ TEST(CpuVectorKernels, CopyStreamingCopiesTheBytesExactly) {
   }
 }
 
-// exp_shifted_sum tests the row's range first, then runs a loop with no range
-// test (AVX2) or the general one per pair; each lane must still get exp's
-// bits, and the sum sum's, with or without the prefetch hint, also in place
-// (y == x: the test must precede the writes). Rows: all in range; one
-// out-of-range shift (< -86) in the head, the middle or the tail; -inf; +inf;
-// a NaN whose payload sits in the low bits (its exponent-field arithmetic
-// would not stay NaN without the test).
+// exp_shifted_sum tests the row's range first (AVX2: unless the caller's
+// magnitude bound settles it), then runs a loop with no range test or the
+// general one per pair; each lane must still get exp's bits, and the sum
+// sum's, with or without the prefetch hint or the bound (the row's true
+// largest magnitude, or NaN), also in place (y == x: the test must precede
+// the writes). Rows: all in range; one shift just inside the range
+// (|x| + |m| = 85.9); one out-of-range shift (< -86) in the head, the middle
+// or the tail; -inf; +inf; a NaN whose payload sits in the low bits (its
+// exponent-field arithmetic would not stay NaN without the test).
 TEST(CpuVectorKernels, ExpShiftedSumEqualsExpThenSum) {
   std::vector<float> base(301);
   for (std::size_t i = 0; i < base.size(); ++i) base[i] = -std::fabs(std::sin(0.37f * static_cast<float>(i))) * 30.0f;
@@ -303,7 +305,7 @@ TEST(CpuVectorKernels, ExpShiftedSumEqualsExpThenSum) {
     float value;
   };
   const std::vector<std::vector<Special>> rows = {
-      {}, {{3, -98.0f}}, {{150, -245.0f}, {20, -115.0f}}, {{299, -394.0f}}, {{41, -INFINITY}}, {{9, INFINITY}},
+      {}, {{5, -85.4f}}, {{3, -98.0f}}, {{150, -245.0f}, {20, -115.0f}}, {{299, -394.0f}}, {{41, -INFINITY}}, {{9, INFINITY}},
       {{17, nan_low_payload}}};
   for (const VectorKernels* k : tables()) {
     SCOPED_TRACE(k->name);
@@ -316,15 +318,21 @@ TEST(CpuVectorKernels, ExpShiftedSumEqualsExpThenSum) {
         for (std::int64_t i = 0; i < n; ++i) shifted[static_cast<std::size_t>(i)] = x[static_cast<std::size_t>(i)] - m;
         k->exp(shifted.data(), want.data(), n);
         const float want_sum = k->sum(want.data(), n);
-        for (const PrefetchHint hint : {PrefetchHint{}, PrefetchHint{x.data(), 1200}}) {
-          const float got_sum = k->exp_shifted_sum(x.data(), m, got.data(), n, hint);
-          EXPECT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * sizeof(float)));
-          EXPECT_EQ(bits(want_sum), bits(got_sum));
+        float abs_max = 0.0f;
+        for (std::int64_t i = 0; i < n; ++i)
+          abs_max = std::isnan(x[static_cast<std::size_t>(i)]) ? x[static_cast<std::size_t>(i)]
+                                                               : std::max(abs_max, std::fabs(x[static_cast<std::size_t>(i)]));
+        for (const float bound : {std::nanf(""), abs_max}) {
+          for (const PrefetchHint hint : {PrefetchHint{}, PrefetchHint{x.data(), 1200}}) {
+            const float got_sum = k->exp_shifted_sum(x.data(), m, got.data(), n, bound, hint);
+            EXPECT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * sizeof(float))) << "bound " << bound;
+            EXPECT_EQ(bits(want_sum), bits(got_sum)) << "bound " << bound;
+          }
+          std::vector<float> in_place(x.begin(), x.begin() + n);
+          const float in_place_sum = k->exp_shifted_sum(in_place.data(), m, in_place.data(), n, bound, {});
+          EXPECT_EQ(0, std::memcmp(want.data(), in_place.data(), in_place.size() * sizeof(float))) << "bound " << bound;
+          EXPECT_EQ(bits(want_sum), bits(in_place_sum)) << "bound " << bound;
         }
-        std::vector<float> in_place(x.begin(), x.begin() + n);
-        const float in_place_sum = k->exp_shifted_sum(in_place.data(), m, in_place.data(), n, {});
-        EXPECT_EQ(0, std::memcmp(want.data(), in_place.data(), in_place.size() * sizeof(float)));
-        EXPECT_EQ(bits(want_sum), bits(in_place_sum));
       }
     }
   }
@@ -454,14 +462,21 @@ TEST(CpuVectorKernels, FusedEntriesEqualTheirCompositions) {
           const float q1 = k->widen_sum_squares(src.data() + off * esize, t, n, a.data());
           const float q2 = k->sum_squares(c.data(), n);
           EXPECT_TRUE(bits(q1) == bits(q2) || (std::isnan(q1) && std::isnan(q2))) << n;
-          // widen + scale + max fused: the row and the max match the composition.
+          // widen + scale + max fused: the row and the max match the
+          // composition; the largest magnitude is NaN exactly when the row
+          // holds one, else max |c[i]|.
           for (float scale : {1.0f, 0.125f, -1.7f}) {
-            const float m1 = k->widen_scale_max(src.data() + off * esize, t, n, scale, a.data());
+            const hal::cpu_ref::RowMax m1 = k->widen_scale_max(src.data() + off * esize, t, n, scale, a.data());
             k->widen(src.data() + off * esize, t, n, c.data());
             if (scale != 1.0f) k->scale(c.data(), scale, c.data(), n);
             const float m2 = k->max(c.data(), n);
             EXPECT_EQ(0, std::memcmp(a.data(), c.data(), a.size() * sizeof(float))) << n << " scale " << scale;
-            EXPECT_TRUE(bits(m1) == bits(m2) || (std::isnan(m1) && std::isnan(m2))) << n << " scale " << scale;
+            EXPECT_TRUE(bits(m1.max) == bits(m2) || (std::isnan(m1.max) && std::isnan(m2))) << n << " scale " << scale;
+            const bool any_nan = std::any_of(c.begin(), c.end(), [](float v) { return std::isnan(v); });
+            float abs_max = 0.0f;
+            for (float v : c) abs_max = std::isnan(v) ? abs_max : std::max(abs_max, std::fabs(v));
+            if (any_nan) EXPECT_TRUE(std::isnan(m1.abs_max)) << n << " scale " << scale;
+            else EXPECT_EQ(bits(m1.abs_max), bits(abs_max)) << n << " scale " << scale;
           }
         }
       }
