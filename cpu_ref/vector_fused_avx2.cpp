@@ -104,18 +104,19 @@ HAL_FLATTEN void map2_fused_run(FusedOp op, const void* a, const void* b, DType 
   }
 }
 
-// y[i] = table[x[i]] over a 16-bit run (unary_table16.h), four elements per
-// step through 64-bit words: scalar loads beat AVX2 gathers here (vpgatherdd
-// is microcoded on AMD; about 1.4x slower per element on the 2-core VM).
-// Streaming writes each word with movnti (write-combined into whole lines).
+// y[i] = table[x[i]] over a 16-bit run (unary_table16.h), four results per
+// 64-bit word: scalar loads beat AVX2 gathers here (vpgatherdd is microcoded
+// on AMD; about 1.4x slower per element on the 2-core VM). Each input is its
+// own 16-bit load rather than a field shifted out of one 64-bit load: the
+// loop is then bound by loads (two per element) instead of by the shifts
+// and masks, about 18% faster at 256 MiB on the VM. Streaming writes each
+// word with movnti (write-combined into whole lines).
 template <bool kStream>
 HAL_ALWAYS_INLINE std::int64_t lookup16_body(const std::uint16_t* table, const std::uint16_t* x, std::uint16_t* y,
                                              std::int64_t i, std::int64_t n) {
   for (; i + 4 <= n; i += 4) {
-    std::uint64_t in;
-    std::memcpy(&in, x + i, sizeof in);
-    const std::uint64_t out = std::uint64_t{table[in & 0xffff]} | (std::uint64_t{table[(in >> 16) & 0xffff]} << 16) |
-                              (std::uint64_t{table[(in >> 32) & 0xffff]} << 32) | (std::uint64_t{table[in >> 48]} << 48);
+    const std::uint64_t out = std::uint64_t{table[x[i]]} | (std::uint64_t{table[x[i + 1]]} << 16) |
+                              (std::uint64_t{table[x[i + 2]]} << 32) | (std::uint64_t{table[x[i + 3]]} << 48);
     if constexpr (kStream) _mm_stream_si64(reinterpret_cast<long long*>(y + i), static_cast<long long>(out));
     else std::memcpy(y + i, &out, sizeof out);
   }
