@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 #include <tbb/blocked_range.h>
@@ -90,42 +91,58 @@ void map_elements(const std::array<const Tensor*, NIn>& inputs, const Tensor& y,
   });
 }
 
+// A map's operands as plain arrays: the first element of each input and of y.
+template <int NIn> struct ContiguousRuns {
+  std::array<const char*, NIn> in;
+  char* out;
+};
+
+// The operands' runs when every one is contiguous in y's shape and of y's
+// dtype, so that a loop may run over plain arrays; nullopt otherwise. An
+// input partly overlapping y (not the same run) would see such a loop write
+// before it reads (the general path reads a block first): nullopt too.
+template <int NIn>
+std::optional<ContiguousRuns<NIn>> same_dtype_runs(const std::array<const Tensor*, NIn>& inputs, const Tensor& y) {
+  for (int k = 0; k < NIn; ++k)
+    if (inputs[k]->dtype != y.dtype) return std::nullopt;
+  std::array<const Tensor*, NIn + 1> views{};
+  for (int k = 0; k < NIn; ++k) views[k] = inputs[k];
+  views[NIn] = &y;
+  const StridedLayout<NIn + 1> layout(y.shape, views);
+  for (int k = 0; k <= NIn; ++k)
+    if (!layout.contiguous[k]) return std::nullopt;
+  const auto esize = static_cast<std::int64_t>(dtype_size(y.dtype));
+  ContiguousRuns<NIn> runs{};
+  runs.out = static_cast<char*>(y.data) + layout.offsets[NIn] * esize;
+  for (int k = 0; k < NIn; ++k) {
+    runs.in[k] = static_cast<const char*>(inputs[k]->data) + layout.offsets[k] * esize;
+    const std::int64_t bytes = y.numel() * esize;
+    if (runs.in[k] != runs.out && byte_ranges_overlap(runs.in[k], bytes, runs.out, bytes)) return std::nullopt;
+  }
+  return runs;
+}
+
 // The fast path of map_elements<float> for the common case: every operand
-// contiguous and of y's dtype (f32, bf16 or f16), with a table that has fused
-// maps. Runs the vector kernels' map1_fused / map2_fused (widen + op + narrow
-// in registers, bit for bit the general path) over blocks of
-// kFusedBlockElements and returns true; returns false, doing nothing, when the
-// case does not apply, and the caller takes map_elements.
+// contiguous and of y's dtype (f32, bf16 or f16; same_dtype_runs), with a
+// table that has fused maps. Runs the vector kernels' map1_fused / map2_fused
+// (widen + op + narrow in registers, bit for bit the general path) over
+// blocks of kFusedBlockElements and returns true; returns false, doing
+// nothing, when the case does not apply, and the caller takes map_elements.
 template <int NIn>
 bool map_elements_fused(const std::array<const Tensor*, NIn>& inputs, const Tensor& y, FusedOp op) {
   static_assert(NIn == 1 || NIn == 2);
   const VectorKernels& vk = vector_kernels();
   if ((NIn == 1 ? vk.map1_fused == nullptr : vk.map2_fused == nullptr) || !vector_dtype(y.dtype)) return false;
-  for (int k = 0; k < NIn; ++k)
-    if (inputs[k]->dtype != y.dtype) return false;
-  std::array<const Tensor*, NIn + 1> views{};
-  for (int k = 0; k < NIn; ++k) views[k] = inputs[k];
-  views[NIn] = &y;
-  const StridedLayout<NIn + 1> layout(y.shape, views);
-  const std::int64_t numel = y.numel();
+  const auto runs = same_dtype_runs<NIn>(inputs, y);
+  if (!runs) return false;
   const auto esize = static_cast<std::int64_t>(dtype_size(y.dtype));
-  const auto at = [&](int k) { return static_cast<const char*>(views[k]->data) + layout.offsets[k] * esize; };
-  char* const dst = static_cast<char*>(y.data) + layout.offsets[NIn] * esize;
-  for (int k = 0; k <= NIn; ++k)
-    if (!layout.contiguous[k]) return false;
-  // An input partly overlapping y (not the same run) would see the fused loop
-  // write before it reads; the general path reads a block first. Leave it.
-  for (int k = 0; k < NIn; ++k) {
-    const char* src = at(k);
-    if (src != dst && byte_ranges_overlap(src, numel * esize, dst, numel * esize)) return false;
-  }
   const bool streaming = streams_output(y);
   parallel_blocks(
-      numel,
+      y.numel(),
       [&](std::int64_t start, std::int64_t n) {
         const std::int64_t skip = start * esize;
-        if constexpr (NIn == 1) vk.map1_fused(op, at(0) + skip, y.dtype, dst + skip, n, streaming);
-        else vk.map2_fused(op, at(0) + skip, at(1) + skip, y.dtype, dst + skip, n, streaming);
+        if constexpr (NIn == 1) vk.map1_fused(op, runs->in[0] + skip, y.dtype, runs->out + skip, n, streaming);
+        else vk.map2_fused(op, runs->in[0] + skip, runs->in[1] + skip, y.dtype, runs->out + skip, n, streaming);
       },
       kFusedBlockElements);
   return true;

@@ -14,6 +14,7 @@
 #include "cpu_ref/activation.h"
 #include "cpu_ref/elementwise.h"
 #include "cpu_ref/kernels.h"
+#include "cpu_ref/unary_table16.h"
 #include "cpu_ref/vector_kernels.h"
 
 namespace hal::cpu_ref {
@@ -54,9 +55,41 @@ void unary_run(UnaryKind kind, const float* x, float* y, std::int64_t n) {
   }
 }
 
+// The general path: gather, the function in T, round once into y.
+template <class T>
+void unary_general(UnaryKind kind, const Tensor& x, const Tensor& y) {
+  map_elements<T, 1>({&x}, y, [&](const std::array<const T*, 1>& in, T* out, std::int64_t n) {
+    unary_run(kind, in[0], out, n);
+  });
+}
+
+// x and y of one 16-bit dtype, both contiguous: a lookup in the table that
+// the general path fills (unary_table16.h), hence its bits. Returns false,
+// doing nothing, for any other case.
+bool unary_by_table(const UnaryCall& call) {
+  const DType t = call.y.dtype;
+  if (t != DType::bf16 && t != DType::f16) return false;
+  const auto runs = same_dtype_runs<1>({&call.x}, call.y);
+  if (!runs) return false;
+  static UnaryTables16 tables;
+  const std::uint16_t* table = tables.get(call.kind, t, [&](const std::uint16_t* all, std::uint16_t* out) {
+    const Tensor from = Tensor::contiguous(const_cast<std::uint16_t*>(all), call.x.device, t, {kUnaryTable16Entries});
+    const Tensor to = Tensor::contiguous(out, call.y.device, t, {kUnaryTable16Entries});
+    unary_general<float>(call.kind, from, to);
+  });
+  const auto* x = reinterpret_cast<const std::uint16_t*>(runs->in[0]);
+  auto* y = reinterpret_cast<std::uint16_t*>(runs->out);
+  const bool streaming = streams_output(call.y);
+  parallel_blocks(
+      call.y.numel(), [&](std::int64_t start, std::int64_t n) { lookup16(table, x + start, y + start, n, streaming); },
+      kFusedBlockElements);
+  return true;
+}
+
 template <class T>
 void unary_in(const UnaryCall& call) {
   if constexpr (std::is_same_v<T, float>) {
+    if (unary_by_table(call)) return;
     // The vector-exp ops have a fused contiguous form (map1_fused).
     const bool fusable = call.kind == UnaryKind::exp || call.kind == UnaryKind::sigmoid || call.kind == UnaryKind::silu;
     const FusedOp op = call.kind == UnaryKind::exp ? FusedOp::exp
@@ -64,9 +97,7 @@ void unary_in(const UnaryCall& call) {
                                                          : FusedOp::silu;
     if (fusable && map_elements_fused<1>({&call.x}, call.y, op)) return;
   }
-  map_elements<T, 1>({&call.x}, call.y, [&](const std::array<const T*, 1>& in, T* out, std::int64_t n) {
-    unary_run(call.kind, in[0], out, n);
-  });
+  unary_general<T>(call.kind, call.x, call.y);
 }
 
 }  // namespace

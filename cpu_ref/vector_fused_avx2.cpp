@@ -1,8 +1,6 @@
 // The fused elementwise maps of the AVX2 table (VectorKernels::map1_fused /
 // map2_fused): widen + op + narrow in registers over contiguous runs of one
-// dtype, and table lookups for the unary maps of 16-bit runs. Compiled with
-// -mavx2 -mfma -mf16c (cpu_ref/CMakeLists.txt).
-#include "cpu_ref/unary_table16.h"
+// dtype. Compiled with -mavx2 -mfma -mf16c (cpu_ref/CMakeLists.txt).
 #include "cpu_ref/vector_avx2.h"
 
 namespace hal::cpu_ref::avx2 {
@@ -104,47 +102,9 @@ HAL_FLATTEN void map2_fused_run(FusedOp op, const void* a, const void* b, DType 
   }
 }
 
-// y[i] = table[x[i]] over a 16-bit run (unary_table16.h), four results per
-// 64-bit word: scalar loads beat AVX2 gathers here (vpgatherdd is microcoded
-// on AMD; about 1.4x slower per element on the 2-core VM). Each input is its
-// own 16-bit load rather than a field shifted out of one 64-bit load: the
-// loop is then bound by loads (two per element) instead of by the shifts
-// and masks, about 18% faster at 256 MiB on the VM. Streaming writes each
-// word with movnti (write-combined into whole lines).
-template <bool kStream>
-HAL_ALWAYS_INLINE std::int64_t lookup16_body(const std::uint16_t* table, const std::uint16_t* x, std::uint16_t* y,
-                                             std::int64_t i, std::int64_t n) {
-  for (; i + 4 <= n; i += 4) {
-    const std::uint64_t out = std::uint64_t{table[x[i]]} | (std::uint64_t{table[x[i + 1]]} << 16) |
-                              (std::uint64_t{table[x[i + 2]]} << 32) | (std::uint64_t{table[x[i + 3]]} << 48);
-    if constexpr (kStream) _mm_stream_si64(reinterpret_cast<long long*>(y + i), static_cast<long long>(out));
-    else std::memcpy(y + i, &out, sizeof out);
-  }
-  return i;
-}
-
-void lookup16(const std::uint16_t* table, const void* src, void* dst, std::int64_t n, bool streaming) {
-  const auto* x = static_cast<const std::uint16_t*>(src);
-  auto* y = static_cast<std::uint16_t*>(dst);
-  std::int64_t i = 0;
-  if (streaming) {  // movnti needs an 8-byte aligned y + i
-    const std::int64_t head = streaming_head(y, 2, 8, n);
-    if (head < 0) streaming = false;
-    for (; i < head; ++i) y[i] = table[x[i]];
-  }
-  i = streaming ? lookup16_body<true>(table, x, y, i, n) : lookup16_body<false>(table, x, y, i, n);
-  for (; i < n; ++i) y[i] = table[x[i]];
-  if (streaming) _mm_sfence();
-}
-
-// Unary ops: 16-bit runs look the result up (unary_table16.h); f32 runs reuse
-// the binary loops with b = x, ignored.
+// Unary ops reuse the binary loops with b = x, ignored. (hal's unary op looks
+// contiguous 16-bit runs up in tables instead, unary_table16.h.)
 HAL_FLATTEN void map1_fused_run(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming) {
-  if (t != DType::f32) {
-    static UnaryTables16 tables;
-    if (const std::uint16_t* table = tables.get(*vector_kernels_avx2(), op, t))
-      return lookup16(table, x, y, n, streaming);
-  }
   switch (op) {
     case FusedOp::exp: return fused2(x, x, t, y, n, streaming, UnaryMap<exp8, exp8x2>{});
     case FusedOp::sigmoid: return fused2(x, x, t, y, n, streaming, UnaryMap<sigmoid8, sigmoid8x2>{});

@@ -1,6 +1,7 @@
 // The fused contiguous fast path of the elementwise ops (elementwise.h:
-// map_elements_fused, vector_kernels.h: map1_fused / map2_fused) against the
-// general gather / compute / scatter path, which strided inputs take: the same
+// map_elements_fused, vector_kernels.h: map1_fused / map2_fused) and the
+// 16-bit unary tables (unary_table16.h) against the general gather / compute
+// / scatter path, which strided inputs take: the same
 // bits for every op, dtype, odd size and misaligned offset; streaming stores
 // the same bits as plain ones; the same bits for every thread count.
 #include <gtest/gtest.h>
@@ -102,8 +103,14 @@ std::vector<NamedOp> ops_under_test() {
     ops.push_back({name, [kind](hal::Stream& s, const Tensor& a, const Tensor& b, const Tensor& y) {
                      hal::ops::binary(s, kind, a, b, y);
                    }});
+  // Every unary op: 16-bit ones are table lookups (unary_table16.h).
   const std::pair<const char*, hal::UnaryKind> unaries[] = {
-      {"exp", hal::UnaryKind::exp}, {"sigmoid", hal::UnaryKind::sigmoid}, {"silu", hal::UnaryKind::silu}};
+      {"neg", hal::UnaryKind::neg},         {"abs", hal::UnaryKind::abs},
+      {"exp", hal::UnaryKind::exp},         {"log", hal::UnaryKind::log},
+      {"sqrt", hal::UnaryKind::sqrt},       {"rsqrt", hal::UnaryKind::rsqrt},
+      {"tanh", hal::UnaryKind::tanh},       {"sigmoid", hal::UnaryKind::sigmoid},
+      {"relu", hal::UnaryKind::relu},       {"gelu", hal::UnaryKind::gelu},
+      {"gelu_tanh", hal::UnaryKind::gelu_tanh}, {"silu", hal::UnaryKind::silu}};
   for (const auto& [name, kind] : unaries)
     ops.push_back({name, [kind](hal::Stream& s, const Tensor& a, const Tensor&, const Tensor& y) {
                      hal::ops::unary(s, kind, a, y);
