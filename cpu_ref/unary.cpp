@@ -3,12 +3,13 @@
 // IEEE special values follow from the C library: neg/abs flip/clear the sign
 // bit (neg(-0) = +0, abs(-0) = +0), exp(-inf) = 0, log(0) = -inf, log(x < 0) =
 // NaN, sqrt(-0) = -0, rsqrt(+0) = +inf. relu maps every non-positive number,
-// -0 included, to +0 and keeps NaN (cpu_ref/activation.h); the gelus are the
-// shared definitions of activation.h too, and so are sigmoid and silu for the
-// fp64 oracle. In fp32, exp, sigmoid and silu run on the vector kernels'
-// exp (vector_kernels.h, <= 2 ulp; the contract allows 4), which is what
-// makes them memory-bound rather than libm-bound.
+// -0 included, to +0 and keeps NaN (cpu_ref/activation.h, which also holds
+// the gelus, sigmoid and silu that the fp64 oracle computes). In fp32, exp, sigmoid, silu and the gelus run on the vector
+// kernels' exp (vector_kernels.h, <= 2 ulp; the contract allows 4;
+// gelu_approx.h), which is what makes them memory-bound rather than
+// libm-bound.
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "cpu_ref/activation.h"
@@ -44,14 +45,33 @@ void unary_run(UnaryKind kind, const T* x, T* y, std::int64_t n) {
   }
 }
 
-// fp32: exp and the exp-based activations take the vector kernels' exp (<= 2
-// ulp, vector_kernels.h) instead of the C library's, one call per element.
+// fp32: exp and the exp-based activations (sigmoid, silu, the gelus) take the
+// vector kernels' exp (<= 2 ulp, vector_kernels.h; gelu_approx.h) instead of
+// the C library, one call per element.
 void unary_run(UnaryKind kind, const float* x, float* y, std::int64_t n) {
   switch (kind) {
     case UnaryKind::exp: return vector_kernels().exp(x, y, n);
     case UnaryKind::sigmoid: return vector_kernels().sigmoid(x, y, n);
     case UnaryKind::silu: return vector_kernels().silu(x, y, n);
+    case UnaryKind::gelu: return vector_kernels().gelu(x, y, n);
+    case UnaryKind::gelu_tanh: return vector_kernels().gelu_tanh(x, y, n);
     default: return unary_run<float>(kind, x, y, n);
+  }
+}
+
+// The ops with a fused contiguous form (map1_fused): the vector-exp ones,
+// whose fp32 entries the general path calls too, and the exact ones.
+std::optional<FusedOp> fused_form(UnaryKind kind) {
+  switch (kind) {
+    case UnaryKind::exp: return FusedOp::exp;
+    case UnaryKind::sigmoid: return FusedOp::sigmoid;
+    case UnaryKind::silu: return FusedOp::silu;
+    case UnaryKind::gelu: return FusedOp::gelu;
+    case UnaryKind::gelu_tanh: return FusedOp::gelu_tanh;
+    case UnaryKind::relu: return FusedOp::relu;
+    case UnaryKind::neg: return FusedOp::neg;
+    case UnaryKind::abs: return FusedOp::abs;
+    default: return std::nullopt;  // log, sqrt, rsqrt, tanh: the C library's
   }
 }
 
@@ -90,12 +110,8 @@ template <class T>
 void unary_in(const UnaryCall& call) {
   if constexpr (std::is_same_v<T, float>) {
     if (unary_by_table(call)) return;
-    // The vector-exp ops have a fused contiguous form (map1_fused).
-    const bool fusable = call.kind == UnaryKind::exp || call.kind == UnaryKind::sigmoid || call.kind == UnaryKind::silu;
-    const FusedOp op = call.kind == UnaryKind::exp ? FusedOp::exp
-                       : call.kind == UnaryKind::sigmoid ? FusedOp::sigmoid
-                                                         : FusedOp::silu;
-    if (fusable && map_elements_fused<1>({&call.x}, call.y, op)) return;
+    if (const std::optional<FusedOp> op = fused_form(call.kind); op && map_elements_fused<1>({&call.x}, call.y, *op))
+      return;
   }
   unary_general<T>(call.kind, call.x, call.y);
 }

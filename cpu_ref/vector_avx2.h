@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "cpu_ref/exp_approx.h"
+#include "cpu_ref/gelu_approx.h"
 #include "cpu_ref/half_convert.h"
 #include "cpu_ref/vector_kernels.h"
 
@@ -202,6 +203,66 @@ HAL_ALWAYS_INLINE void silu8x2(__m256& x0, __m256& x1) {
   sigmoid8x2(s0, s1);
   x0 = _mm256_mul_ps(x0, s0);
   x1 = _mm256_mul_ps(x1, s1);
+}
+
+// gelu_approx.h's gelus, 8 lanes, with FMA; the two-vector forms go through
+// exp8x2 / sigmoid8x2 (lane for lane the one-vector bits).
+HAL_ALWAYS_INLINE __m256 erfc_t8(__m256 x) {  // t = 1 / (1 + |x| / (2 sqrt2))
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 z = _mm256_mul_ps(abs8(x), _mm256_set1_ps(gelu_approx::kInvSqrt2));
+  return _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.5f), z, one));
+}
+HAL_ALWAYS_INLINE __m256 erfc_exponent8(__m256 x, __m256 t) {  // -z^2 + P(t)
+  using namespace gelu_approx;
+  const __m256 z = _mm256_mul_ps(abs8(x), _mm256_set1_ps(kInvSqrt2));
+  const auto c = [](int k) { return _mm256_set1_ps(kErfc[k]); };
+  const __m256 t2 = _mm256_mul_ps(t, t), t4 = _mm256_mul_ps(t2, t2), t8 = _mm256_mul_ps(t4, t4);
+  const __m256 q0 = _mm256_fmadd_ps(c(1), t, c(0)), q1 = _mm256_fmadd_ps(c(3), t, c(2)),
+               q2 = _mm256_fmadd_ps(c(5), t, c(4)), q3 = _mm256_fmadd_ps(c(7), t, c(6)),
+               q4 = _mm256_fmadd_ps(c(9), t, c(8));
+  const __m256 low = _mm256_fmadd_ps(_mm256_fmadd_ps(q3, t2, q2), t4, _mm256_fmadd_ps(q1, t2, q0));
+  return _mm256_fnmadd_ps(z, z, _mm256_fmadd_ps(q4, t8, low));
+}
+HAL_ALWAYS_INLINE __m256 gelu_finish8(__m256 x, __m256 t, __m256 e) {  // x Phi(x), e = exp(exponent)
+  const __m256 half = _mm256_set1_ps(0.5f);
+  const __m256 half_e = _mm256_mul_ps(half, _mm256_mul_ps(t, e));
+  const __m256 non_positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LE_OQ);
+  return _mm256_mul_ps(x, _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), half_e), half_e, non_positive));
+}
+HAL_ALWAYS_INLINE __m256 gelu8(__m256 x) {
+  const __m256 t = erfc_t8(x);
+  return gelu_finish8(x, t, exp8(erfc_exponent8(x, t)));
+}
+HAL_ALWAYS_INLINE void gelu8x2(__m256& x0, __m256& x1) {
+  const __m256 t0 = erfc_t8(x0), t1 = erfc_t8(x1);
+  __m256 e0 = erfc_exponent8(x0, t0), e1 = erfc_exponent8(x1, t1);
+  exp8x2(e0, e1);
+  x0 = gelu_finish8(x0, t0, e0);
+  x1 = gelu_finish8(x1, t1, e1);
+}
+
+HAL_ALWAYS_INLINE __m256 gelu_tanh_arg8(__m256 x) {  // 2u = 2 sqrt(2/pi) (x + 0.044715 x^3)
+  using namespace gelu_approx;
+  const __m256 cubic = _mm256_mul_ps(_mm256_set1_ps(kCubic), _mm256_mul_ps(x, x));
+  return _mm256_mul_ps(_mm256_set1_ps(kTwoSqrt2OverPi), _mm256_fmadd_ps(cubic, x, x));
+}
+HAL_ALWAYS_INLINE __m256 gelu_tanh8(__m256 x) { return _mm256_mul_ps(x, sigmoid8(gelu_tanh_arg8(x))); }
+HAL_ALWAYS_INLINE void gelu_tanh8x2(__m256& x0, __m256& x1) {
+  __m256 s0 = gelu_tanh_arg8(x0), s1 = gelu_tanh_arg8(x1);
+  sigmoid8x2(s0, s1);
+  x0 = _mm256_mul_ps(x0, s0);
+  x1 = _mm256_mul_ps(x1, s1);
+}
+
+// The exact maps: relu (+0 for every number <= 0, -0 included; NaN kept), neg
+// and abs (the sign bit).
+HAL_ALWAYS_INLINE __m256 relu8(__m256 x) { return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x); }
+HAL_ALWAYS_INLINE __m256 neg8(__m256 x) { return _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); }
+
+// Two vectors through a one-vector map, for the maps with no interleaved form.
+template <__m256 (*kOne)(__m256)> HAL_ALWAYS_INLINE void each_of_pair(__m256& x0, __m256& x1) {
+  x0 = kOne(x0);
+  x1 = kOne(x1);
 }
 
 // The unary maps as functors for the fused loops: operator() on one vector

@@ -25,9 +25,12 @@ namespace hal::cpu_ref {
 
 // The elementwise ops with a fused contiguous form (VectorKernels::map1_fused /
 // map2_fused). The binary ones are the IEEE operations of cpu_ref/binary.cpp
-// (maximum/minimum propagate NaN and order -0 below +0); exp, sigmoid and silu
-// are the entries below; swiglu is silu(a) * b.
-enum class FusedOp : std::uint8_t { add, sub, mul, div, maximum, minimum, exp, sigmoid, silu, swiglu };
+// (maximum/minimum propagate NaN and order -0 below +0); exp, sigmoid, silu,
+// gelu and gelu_tanh are the entries below; relu, neg and abs are exact (the
+// scalar forms of cpu_ref/unary.cpp); swiglu is silu(a) * b.
+enum class FusedOp : std::uint8_t {
+  add, sub, mul, div, maximum, minimum, exp, sigmoid, silu, gelu, gelu_tanh, relu, neg, abs, swiglu
+};
 
 // A row's max (NaN need not propagate, as in VectorKernels::max) and its
 // largest magnitude, NaN when the row holds a NaN (it orders above +inf).
@@ -58,6 +61,10 @@ struct VectorKernels {
   void (*exp)(const float* x, float* y, std::int64_t n);
   void (*sigmoid)(const float* x, float* y, std::int64_t n);
   void (*silu)(const float* x, float* y, std::int64_t n);
+  // gelu = x Phi(x), gelu_tanh = x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2,
+  // both on this exp (gelu_approx.h), within the contract's absolute bound.
+  void (*gelu)(const float* x, float* y, std::int64_t n);
+  void (*gelu_tanh)(const float* x, float* y, std::int64_t n);
   void (*swiglu)(const float* g, const float* u, float* y, std::int64_t n);
   // y = x * s.
   void (*scale)(const float* x, float s, float* y, std::int64_t n);
@@ -117,7 +124,7 @@ struct VectorKernels {
   // (f32, bf16 or f16): widen, op, narrow (streaming when asked), in registers,
   // with no fp32 scratch. Bit for bit widen + the fp32 op + narrow, so the
   // result equals the general gather/compute/scatter path of elementwise.h.
-  // map1_fused takes exp, sigmoid and silu; map2_fused the binary ops and
+  // map1_fused takes the unary ops of FusedOp; map2_fused the binary ops and
   // swiglu (a = gate, b = up). Null where a table has no fused form (the
   // caller then takes the general path).
   void (*map1_fused)(FusedOp op, const void* x, DType t, void* y, std::int64_t n, bool streaming);

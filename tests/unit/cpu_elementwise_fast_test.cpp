@@ -191,7 +191,9 @@ TEST(CpuElementwiseFastPath, StreamingStoresGiveThePlainBits) {
         using Entry = void (*)(const float*, float*, std::int64_t);
         for (const auto& [op, entry] : {std::pair<FusedOp, Entry>{FusedOp::silu, k->silu},
                                         std::pair<FusedOp, Entry>{FusedOp::sigmoid, k->sigmoid},
-                                        std::pair<FusedOp, Entry>{FusedOp::exp, k->exp}}) {
+                                        std::pair<FusedOp, Entry>{FusedOp::exp, k->exp},
+                                        std::pair<FusedOp, Entry>{FusedOp::gelu, k->gelu},
+                                        std::pair<FusedOp, Entry>{FusedOp::gelu_tanh, k->gelu_tanh}}) {
           entry(wide.data(), out.data(), n);
           std::vector<std::uint32_t> composed(512);
           k->narrow(composed.data(), t, n, out.data());

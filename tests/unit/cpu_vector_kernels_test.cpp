@@ -1,6 +1,7 @@
 // The CPU vector kernels (cpu_ref/vector_kernels.h) and the inline half
 // conversions (cpu_ref/half_convert.h): conversions bit for bit hal's, the
-// vector exp within 2 ulp of the exact exp, fixed-order sums, and the fast
+// vector exp within 2 ulp of the exact exp, silu and the gelus within the
+// contract, fixed-order sums, and the fast
 // contiguous row / block paths giving the same bits as the strided paths.
 #include <gtest/gtest.h>
 
@@ -13,8 +14,10 @@
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
+#include "cpu_ref/activation.h"
 #include "cpu_ref/half_convert.h"
 #include "cpu_ref/rows_math.h"
 #include "cpu_ref/vector_kernels.h"
@@ -219,6 +222,53 @@ TEST(CpuVectorExp, SpecialValues) {
     EXPECT_LE(ulp_error(ys[10], std::exp(static_cast<double>(88.72f))), 2.0);
     EXPECT_GT(ys[11], 0.0f);                    // a subnormal, not flushed
     EXPECT_LE(ulp_error(ys[11], std::exp(-103.0)), 2.0);
+  }
+}
+
+// gelu and gelu_tanh (gelu_approx.h: on the tables' exp, not the C library)
+// against activation.h's fp64 forms, the oracle's, over the same dense sweep
+// as silu, within docs/accuracy.md's bound 4 eps32 (|ref| + |x|) + FLT_MIN;
+// special values as the oracle gives them.
+TEST(CpuVectorGelu, WithinTheContractOverADenseSweep) {
+  std::vector<float> xs;
+  for (std::uint64_t b = 0; b < 0x7f800000u; b += 997) {
+    xs.push_back(from_bits(static_cast<std::uint32_t>(b)));
+    xs.push_back(-from_bits(static_cast<std::uint32_t>(b)));
+  }
+  const double eps32 = 0x1p-23, flt_min = 0x1p-126;
+  using Entry = void (*)(const float*, float*, std::int64_t);
+  for (const VectorKernels* k : tables()) {
+    for (const auto& [name, entry, oracle] :
+         {std::tuple<const char*, Entry, double (*)(double)>{"gelu", k->gelu, hal::cpu_ref::gelu_erf<double>},
+          std::tuple<const char*, Entry, double (*)(double)>{"gelu_tanh", k->gelu_tanh, hal::cpu_ref::gelu_tanh<double>}}) {
+      SCOPED_TRACE(testing::Message() << k->name << " " << name);
+      std::vector<float> ys(xs.size());
+      entry(xs.data(), ys.data(), static_cast<std::int64_t>(xs.size()));
+      double worst = 0;
+      float worst_x = 0;
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        const double x = xs[i];
+        const double ref = oracle(x);
+        ASSERT_FALSE(std::isnan(ys[i])) << "x = " << xs[i];
+        const double ratio = std::fabs(static_cast<double>(ys[i]) - ref) / (4 * eps32 * (std::fabs(ref) + std::fabs(x)) + flt_min);
+        if (ratio > worst) worst = ratio, worst_x = xs[i];
+      }
+      std::printf("[ %s ] %s worst error / bound = %.3f at x = %g\n", k->name, name, worst, static_cast<double>(worst_x));
+      EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
+      // NaN stays NaN; +inf -> +inf; -inf -> -inf * 0 = NaN, as the oracle
+      // gives it; signed zeros kept; the far tails are x and -0.
+      const float inf = std::numeric_limits<float>::infinity();
+      const float sx[] = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 0.0f, -0.0f, -200.0f, 200.0f};
+      float sy[7];
+      entry(sx, sy, 7);
+      EXPECT_TRUE(std::isnan(sy[0]));
+      EXPECT_EQ(sy[1], inf);
+      EXPECT_TRUE(std::isnan(sy[2]));
+      EXPECT_TRUE(sy[3] == 0.0f && !std::signbit(sy[3]));
+      EXPECT_TRUE(sy[4] == 0.0f && std::signbit(sy[4]));
+      EXPECT_TRUE(sy[5] == 0.0f && std::signbit(sy[5]));
+      EXPECT_EQ(sy[6], 200.0f);
+    }
   }
 }
 
