@@ -15,6 +15,7 @@ std::string_view bench_op_name(BenchOp op) {
     case BenchOp::layernorm: return "layernorm";
     case BenchOp::add: return "add";
     case BenchOp::silu: return "silu";
+    case BenchOp::gelu: return "gelu";
     case BenchOp::cast: return "cast";
     case BenchOp::copy: return "copy";
   }
@@ -23,8 +24,8 @@ std::string_view bench_op_name(BenchOp op) {
 
 bool parse_bench_op(std::string_view name, BenchOp& op) {
   for (BenchOp o : {BenchOp::gemm, BenchOp::attention, BenchOp::attention_causal, BenchOp::attention_decode,
-                    BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::cast,
-                    BenchOp::copy}) {
+                    BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::gelu,
+                    BenchOp::cast, BenchOp::copy}) {
     if (bench_op_name(o) == name) {
       op = o;
       return true;
@@ -114,7 +115,7 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
       const std::int64_t elems = m * 1024 * 1024 / static_cast<std::int64_t>(dtype_size(t));
       const std::int64_t rows = elems / 4096;
       for (BenchOp op : {BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu,
-                         BenchOp::cast, BenchOp::copy}) {
+                         BenchOp::gelu, BenchOp::cast, BenchOp::copy}) {
         out.push_back({op, t, {rows, 4096}});
       }
     }

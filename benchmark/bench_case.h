@@ -8,7 +8,7 @@
 
 namespace hal::bench {
 
-enum class BenchOp { gemm, attention, attention_causal, attention_decode, softmax, rmsnorm, layernorm, add, silu, cast, copy };
+enum class BenchOp { gemm, attention, attention_causal, attention_decode, softmax, rmsnorm, layernorm, add, silu, gelu, cast, copy };
 
 struct BenchCase {
   BenchOp op;

@@ -202,6 +202,7 @@ BenchResult Runner::run(const BenchCase& c) {
               break;
             }
             case BenchOp::silu: op = [&s, x, y] { ops::silu(s, x, y); }; break;
+            case BenchOp::gelu: op = [&s, x, y] { ops::gelu(s, x, y); }; break;
             case BenchOp::cast: {
               Tensor z = o.make(s, c.dtype == DType::f32 ? DType::bf16 : DType::f32, shape, 4, false);
               op = [&s, x, z] { ops::cast(s, x, z); };

@@ -293,6 +293,18 @@ TEST_F(CliTest, BenchWritesJsonAndCsvWithRatesAndCeilings) {
   EXPECT_NE(c.find("\"add bf16 64x256\",add,bf16,64x256,GB/s,"), std::string::npos) << c;
 }
 
+// gelu is a memory-bound case too: x read, y written.
+TEST_F(CliTest, BenchGeluCountsTwoTensors) {
+  const std::string json = path("bench.json");
+  const CliResult r = run("bench --device cpu --op gelu --dtype f32 --shape 32x128 --quick --json '" + json + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string j = read_file(json);
+  ASSERT_NE(j.find("\"case\": \"gelu f32 32x128\""), std::string::npos) << j;
+  const std::size_t result = j.find("\"results\"");
+  EXPECT_EQ(json_number(j, "bytes", result), 2.0 * 32 * 128 * 4);
+  EXPECT_GT(json_number(j, "rate", result), 0.0);
+}
+
 TEST_F(CliTest, BenchGemmReportsTheVendorRatio) {
   const std::string json = path("bench.json");
   const CliResult r = run("bench --device cpu --op gemm --dtype f32 --shape 48x40x24 --quick --json '" + json + "'");
