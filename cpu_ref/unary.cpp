@@ -71,7 +71,9 @@ std::optional<FusedOp> fused_form(UnaryKind kind) {
     case UnaryKind::relu: return FusedOp::relu;
     case UnaryKind::neg: return FusedOp::neg;
     case UnaryKind::abs: return FusedOp::abs;
-    default: return std::nullopt;  // log, sqrt, rsqrt, tanh: the C library's
+    case UnaryKind::sqrt: return FusedOp::sqrt;
+    case UnaryKind::rsqrt: return FusedOp::rsqrt;
+    default: return std::nullopt;  // log, tanh: the C library's
   }
 }
 

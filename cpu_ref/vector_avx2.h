@@ -223,11 +223,17 @@ HAL_ALWAYS_INLINE __m256 erfc_exponent8(__m256 x, __m256 t) {  // -z^2 + P(t)
   const __m256 low = _mm256_fmadd_ps(_mm256_fmadd_ps(q3, t2, q2), t4, _mm256_fmadd_ps(q1, t2, q0));
   return _mm256_fnmadd_ps(z, z, _mm256_fmadd_ps(q4, t8, low));
 }
+// x's own lanes where x is NaN, y's elsewhere. x * f(x) for a NaN x multiplies
+// two NaNs (f's, from |x| or -x, has another sign), and which one a multiply
+// returns depends on its operand order, which the compiler may swap: the fused
+// and the plain loops gave NaNs of opposite signs. This pins the bits.
+HAL_ALWAYS_INLINE __m256 keep_nan(__m256 x, __m256 y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
+
 HAL_ALWAYS_INLINE __m256 gelu_finish8(__m256 x, __m256 t, __m256 e) {  // x Phi(x), e = exp(exponent)
   const __m256 half = _mm256_set1_ps(0.5f);
   const __m256 half_e = _mm256_mul_ps(half, _mm256_mul_ps(t, e));
   const __m256 non_positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LE_OQ);
-  return _mm256_mul_ps(x, _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), half_e), half_e, non_positive));
+  return keep_nan(x, _mm256_mul_ps(x, _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), half_e), half_e, non_positive)));
 }
 HAL_ALWAYS_INLINE __m256 gelu8(__m256 x) {
   const __m256 t = erfc_t8(x);
@@ -246,18 +252,22 @@ HAL_ALWAYS_INLINE __m256 gelu_tanh_arg8(__m256 x) {  // 2u = 2 sqrt(2/pi) (x + 0
   const __m256 cubic = _mm256_mul_ps(_mm256_set1_ps(kCubic), _mm256_mul_ps(x, x));
   return _mm256_mul_ps(_mm256_set1_ps(kTwoSqrt2OverPi), _mm256_fmadd_ps(cubic, x, x));
 }
-HAL_ALWAYS_INLINE __m256 gelu_tanh8(__m256 x) { return _mm256_mul_ps(x, sigmoid8(gelu_tanh_arg8(x))); }
+HAL_ALWAYS_INLINE __m256 gelu_tanh8(__m256 x) { return keep_nan(x, _mm256_mul_ps(x, sigmoid8(gelu_tanh_arg8(x)))); }
 HAL_ALWAYS_INLINE void gelu_tanh8x2(__m256& x0, __m256& x1) {
   __m256 s0 = gelu_tanh_arg8(x0), s1 = gelu_tanh_arg8(x1);
   sigmoid8x2(s0, s1);
-  x0 = _mm256_mul_ps(x0, s0);
-  x1 = _mm256_mul_ps(x1, s1);
+  x0 = keep_nan(x0, _mm256_mul_ps(x0, s0));
+  x1 = keep_nan(x1, _mm256_mul_ps(x1, s1));
 }
 
 // The exact maps: relu (+0 for every number <= 0, -0 included; NaN kept), neg
 // and abs (the sign bit).
 HAL_ALWAYS_INLINE __m256 relu8(__m256 x) { return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x); }
 HAL_ALWAYS_INLINE __m256 neg8(__m256 x) { return _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); }
+// IEEE square root and its correctly rounded reciprocal: the bits of the
+// scalar std::sqrt and 1 / std::sqrt (the NaN of a negative input included).
+HAL_ALWAYS_INLINE __m256 sqrt8(__m256 x) { return _mm256_sqrt_ps(x); }
+HAL_ALWAYS_INLINE __m256 rsqrt8(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(x)); }
 
 // Two vectors through a one-vector map, for the maps with no interleaved form.
 template <__m256 (*kOne)(__m256)> HAL_ALWAYS_INLINE void each_of_pair(__m256& x0, __m256& x1) {

@@ -115,6 +115,8 @@ HAL_FLATTEN void map1_fused_run(FusedOp op, const void* x, DType t, void* y, std
     case FusedOp::relu: return fused2(x, x, t, y, n, streaming, UnaryMap<relu8, each_of_pair<relu8>>{});
     case FusedOp::neg: return fused2(x, x, t, y, n, streaming, UnaryMap<neg8, each_of_pair<neg8>>{});
     case FusedOp::abs: return fused2(x, x, t, y, n, streaming, UnaryMap<abs8, each_of_pair<abs8>>{});
+    case FusedOp::sqrt: return fused2(x, x, t, y, n, streaming, UnaryMap<sqrt8, each_of_pair<sqrt8>>{});
+    case FusedOp::rsqrt: return fused2(x, x, t, y, n, streaming, UnaryMap<rsqrt8, each_of_pair<rsqrt8>>{});
     default: return;  // not a unary op: callers never pass one
   }
 }
