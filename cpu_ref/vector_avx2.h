@@ -186,6 +186,14 @@ HAL_ALWAYS_INLINE __m256 sigmoid8(__m256 x) {
   return _mm256_div_ps(one, _mm256_add_ps(one, e));
 }
 
+// x's own lanes where x is NaN, y's elsewhere. x * f(x) for a NaN x multiplies
+// two NaNs (f's, from |x| or -x, has another sign), and which one a multiply
+// returns depends on its operand order, which the compiler may swap: the fused
+// and the plain loops gave NaNs of opposite signs (gelu, 967b4eb). This pins
+// the bits. (silu has the same pattern and has agreed so far; pinning it cost
+// about 10% of its speed on the VM, so it is left.)
+HAL_ALWAYS_INLINE __m256 keep_nan(__m256 x, __m256 y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
+
 HAL_ALWAYS_INLINE __m256 silu8(__m256 x) { return _mm256_mul_ps(x, sigmoid8(x)); }
 
 // Two-vector forms (exp8x2's interleaving), lane for lane the bits of the
@@ -223,12 +231,6 @@ HAL_ALWAYS_INLINE __m256 erfc_exponent8(__m256 x, __m256 t) {  // -z^2 + P(t)
   const __m256 low = _mm256_fmadd_ps(_mm256_fmadd_ps(q3, t2, q2), t4, _mm256_fmadd_ps(q1, t2, q0));
   return _mm256_fnmadd_ps(z, z, _mm256_fmadd_ps(q4, t8, low));
 }
-// x's own lanes where x is NaN, y's elsewhere. x * f(x) for a NaN x multiplies
-// two NaNs (f's, from |x| or -x, has another sign), and which one a multiply
-// returns depends on its operand order, which the compiler may swap: the fused
-// and the plain loops gave NaNs of opposite signs. This pins the bits.
-HAL_ALWAYS_INLINE __m256 keep_nan(__m256 x, __m256 y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
-
 HAL_ALWAYS_INLINE __m256 gelu_finish8(__m256 x, __m256 t, __m256 e) {  // x Phi(x), e = exp(exponent)
   const __m256 half = _mm256_set1_ps(0.5f);
   const __m256 half_e = _mm256_mul_ps(half, _mm256_mul_ps(t, e));

@@ -48,8 +48,13 @@ inline void fused2_padded(const void* a, const void* b, void* d, std::int64_t fr
   }
 }
 
+// One function per (dtype, map), everything inlined inside it but not into
+// its caller: inlined together into one dispatch function, the maps shared
+// its registers, and the constants of the larger ones (gelu) pushed silu's
+// onto the stack (about 12% slower).
 template <DType T, class F>
-inline void fused2_typed(const void* a, const void* b, void* d, std::int64_t n, bool streaming, F f) {
+[[gnu::noinline, gnu::flatten]] void fused2_typed(const void* a, const void* b, void* d, std::int64_t n, bool streaming,
+                                                  F f) {
   constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
   std::int64_t head = streaming ? streaming_head(d, esize, 32, n) : 0;
   if (head < 0) {  // misaligned elements: store plainly
