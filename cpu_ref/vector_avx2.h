@@ -23,6 +23,7 @@
 
 #include "cpu_ref/exp_approx.h"
 #include "cpu_ref/gelu_approx.h"
+#include "cpu_ref/tanh_approx.h"
 #include "cpu_ref/half_convert.h"
 #include "cpu_ref/vector_kernels.h"
 
@@ -260,6 +261,28 @@ HAL_ALWAYS_INLINE void gelu_tanh8x2(__m256& x0, __m256& x1) {
   sigmoid8x2(s0, s1);
   x0 = keep_nan(x0, _mm256_mul_ps(x0, s0));
   x1 = keep_nan(x1, _mm256_mul_ps(x1, s1));
+}
+
+// tanh_approx.h's tanh, 8 lanes, with FMA: both forms on |x|, x's sign after;
+// the two-vector form goes through exp8x2 (lane for lane the same bits).
+HAL_ALWAYS_INLINE __m256 tanh_finish8(__m256 x, __m256 e) {  // e = exp(2|x|)
+  using namespace tanh_approx;
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 a = abs8(x), s = _mm256_mul_ps(a, a);
+  __m256 p = _mm256_set1_ps(kP[5]);
+  for (int k = 4; k >= 0; --k) p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(kP[k]));
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(a, s), p, a);
+  const __m256 large = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+  const __m256 r = _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, _mm256_set1_ps(kPolyBelow), _CMP_LT_OQ));
+  return keep_nan(x, _mm256_or_ps(r, _mm256_and_ps(x, _mm256_set1_ps(-0.0f))));
+}
+HAL_ALWAYS_INLINE __m256 twice_abs8(__m256 x) { return _mm256_add_ps(abs8(x), abs8(x)); }
+HAL_ALWAYS_INLINE __m256 tanh8(__m256 x) { return tanh_finish8(x, exp8(twice_abs8(x))); }
+HAL_ALWAYS_INLINE void tanh8x2(__m256& x0, __m256& x1) {
+  __m256 e0 = twice_abs8(x0), e1 = twice_abs8(x1);
+  exp8x2(e0, e1);
+  x0 = tanh_finish8(x0, e0);
+  x1 = tanh_finish8(x1, e1);
 }
 
 // The exact maps: relu (+0 for every number <= 0, -0 included; NaN kept), neg

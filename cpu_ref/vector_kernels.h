@@ -26,11 +26,11 @@ namespace hal::cpu_ref {
 // The elementwise ops with a fused contiguous form (VectorKernels::map1_fused /
 // map2_fused). The binary ones are the IEEE operations of cpu_ref/binary.cpp
 // (maximum/minimum propagate NaN and order -0 below +0); exp, sigmoid, silu,
-// gelu and gelu_tanh are the entries below; relu, neg, abs, sqrt and rsqrt
+// gelu, gelu_tanh and tanh are the entries below; relu, neg, abs, sqrt and rsqrt
 // (1 / sqrt) are exact or correctly rounded, the bits of the scalar forms of
 // cpu_ref/unary.cpp; swiglu is silu(a) * b.
 enum class FusedOp : std::uint8_t {
-  add, sub, mul, div, maximum, minimum, exp, sigmoid, silu, gelu, gelu_tanh, relu, neg, abs, sqrt, rsqrt, swiglu
+  add, sub, mul, div, maximum, minimum, exp, sigmoid, silu, gelu, gelu_tanh, tanh, relu, neg, abs, sqrt, rsqrt, swiglu
 };
 
 // A row's max (NaN need not propagate, as in VectorKernels::max) and its
@@ -66,6 +66,8 @@ struct VectorKernels {
   // both on this exp (gelu_approx.h), within the contract's absolute bound.
   void (*gelu)(const float* x, float* y, std::int64_t n);
   void (*gelu_tanh)(const float* x, float* y, std::int64_t n);
+  // tanh within the contract's 4 ulp (tanh_approx.h), on this exp.
+  void (*tanh)(const float* x, float* y, std::int64_t n);
   void (*swiglu)(const float* g, const float* u, float* y, std::int64_t n);
   // y = x * s.
   void (*scale)(const float* x, float s, float* y, std::int64_t n);

@@ -1,7 +1,7 @@
 // The CPU vector kernels (cpu_ref/vector_kernels.h) and the inline half
 // conversions (cpu_ref/half_convert.h): conversions bit for bit hal's, the
-// vector exp within 2 ulp of the exact exp, silu and the gelus within the
-// contract, fixed-order sums, and the fast
+// vector exp within 2 ulp of the exact exp, silu, the gelus and tanh within
+// the contract, fixed-order sums, and the fast
 // contiguous row / block paths giving the same bits as the strided paths.
 #include <gtest/gtest.h>
 
@@ -222,6 +222,48 @@ TEST(CpuVectorExp, SpecialValues) {
     EXPECT_LE(ulp_error(ys[10], std::exp(static_cast<double>(88.72f))), 2.0);
     EXPECT_GT(ys[11], 0.0f);                    // a subnormal, not flushed
     EXPECT_LE(ulp_error(ys[11], std::exp(-103.0)), 2.0);
+  }
+}
+
+// tanh (tanh_approx.h: a polynomial below 0.75, 1 - 2 / (e^{2a} + 1) above)
+// against the fp64 tanh within the contract's relative bound 4 eps32 |ref| +
+// FLT_MIN over every 397th float of each sign and densely around 0.75, where
+// the two forms meet; tanh is odd (signed zeros kept), +-inf give +-1.
+TEST(CpuVectorTanh, WithinTheContractOverADenseSweep) {
+  std::vector<float> xs;
+  for (std::uint64_t b = 0; b < 0x7f800000u; b += 397) {
+    xs.push_back(from_bits(static_cast<std::uint32_t>(b)));
+    xs.push_back(-from_bits(static_cast<std::uint32_t>(b)));
+  }
+  float v = 0.75f;
+  for (int i = 0; i < 5000; ++i) v = std::nextafter(v, 0.0f);
+  for (int i = 0; i < 10000; ++i, v = std::nextafter(v, 1.0f)) xs.push_back(v), xs.push_back(-v);
+  const double eps32 = 0x1p-23, flt_min = 0x1p-126;
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    std::vector<float> ys(xs.size());
+    k->tanh(xs.data(), ys.data(), static_cast<std::int64_t>(xs.size()));
+    double worst = 0;
+    float worst_x = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double ref = std::tanh(static_cast<double>(xs[i]));
+      ASSERT_EQ(std::signbit(ys[i]), std::signbit(xs[i])) << "x = " << xs[i];
+      const double ratio = std::fabs(static_cast<double>(ys[i]) - ref) / (4 * eps32 * std::fabs(ref) + flt_min);
+      if (ratio > worst) worst = ratio, worst_x = xs[i];
+    }
+    std::printf("[ %s ] tanh worst error / bound = %.3f at x = %g\n", k->name, worst, static_cast<double>(worst_x));
+    EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
+    const float inf = std::numeric_limits<float>::infinity();
+    const float sx[] = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 0.0f, -0.0f, 20.0f, -20.0f};
+    float sy[7];
+    k->tanh(sx, sy, 7);
+    EXPECT_TRUE(std::isnan(sy[0]));
+    EXPECT_EQ(sy[1], 1.0f);
+    EXPECT_EQ(sy[2], -1.0f);
+    EXPECT_TRUE(sy[3] == 0.0f && !std::signbit(sy[3]));
+    EXPECT_TRUE(sy[4] == 0.0f && std::signbit(sy[4]));
+    EXPECT_EQ(sy[5], 1.0f);
+    EXPECT_EQ(sy[6], -1.0f);
   }
 }
 
