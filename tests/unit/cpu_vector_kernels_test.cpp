@@ -113,6 +113,17 @@ TEST(CpuHalfConvert, NarrowingMatchesHalOnASweepOfFloatBits) {
   }
 }
 
+// Every n-th finite float of each sign (bit patterns 0, n, 2n, ... below +inf),
+// for the dense sweeps of the math functions.
+std::vector<float> every_nth_finite_float(std::uint64_t n) {
+  std::vector<float> xs;
+  for (std::uint64_t b = 0; b < 0x7f800000u; b += n) {
+    xs.push_back(from_bits(static_cast<std::uint32_t>(b)));
+    xs.push_back(-from_bits(static_cast<std::uint32_t>(b)));
+  }
+  return xs;
+}
+
 // |got - exact| in units of the float ulp at the exact value (the subnormal
 // ulp 2^-149 below FLT_MIN); exact results beyond FLT_MAX must give +inf.
 double ulp_error(float got, double exact) {
@@ -125,13 +136,9 @@ double ulp_error(float got, double exact) {
 }
 
 TEST(CpuVectorExp, WithinTwoUlpOverTheWholeRange) {
-  std::vector<float> xs;
   // Every 397th float in (-inf, +inf): each binade, the subnormal-result range
   // (x < -87.3) and the overflow edge (x ~ 88.72) included.
-  for (std::uint64_t b = 0; b < 0x7f800000u; b += 397) {
-    xs.push_back(from_bits(static_cast<std::uint32_t>(b)));
-    xs.push_back(-from_bits(static_cast<std::uint32_t>(b)));
-  }
+  std::vector<float> xs = every_nth_finite_float(397);
   // Dense near the edges and at zero.
   for (float c : {88.7228394f, -87.3365479f, -103.278931f, -103.972076f, 0.0f, 0.346573591f}) {
     float v = c;
@@ -158,11 +165,7 @@ TEST(CpuVectorExp, WithinTwoUlpOverTheWholeRange) {
 // edge), within docs/accuracy.md's bound 4 eps32 (|ref| + |x|) + FLT_MIN; the
 // worst ratio error / bound is printed so a change in margin is visible.
 TEST(CpuVectorSilu, WithinTheContractOverADenseSweep) {
-  std::vector<float> xs;
-  for (std::uint64_t b = 0; b < 0x7f800000u; b += 997) {
-    xs.push_back(from_bits(static_cast<std::uint32_t>(b)));
-    xs.push_back(-from_bits(static_cast<std::uint32_t>(b)));
-  }
+  std::vector<float> xs = every_nth_finite_float(997);
   const double eps32 = 0x1p-23, flt_min = 0x1p-126;
   for (const VectorKernels* k : tables()) {
     SCOPED_TRACE(k->name);
@@ -230,11 +233,7 @@ TEST(CpuVectorExp, SpecialValues) {
 // FLT_MIN over every 397th float of each sign and densely around 0.75, where
 // the two forms meet; tanh is odd (signed zeros kept), +-inf give +-1.
 TEST(CpuVectorTanh, WithinTheContractOverADenseSweep) {
-  std::vector<float> xs;
-  for (std::uint64_t b = 0; b < 0x7f800000u; b += 397) {
-    xs.push_back(from_bits(static_cast<std::uint32_t>(b)));
-    xs.push_back(-from_bits(static_cast<std::uint32_t>(b)));
-  }
+  std::vector<float> xs = every_nth_finite_float(397);
   float v = 0.75f;
   for (int i = 0; i < 5000; ++i) v = std::nextafter(v, 0.0f);
   for (int i = 0; i < 10000; ++i, v = std::nextafter(v, 1.0f)) xs.push_back(v), xs.push_back(-v);
@@ -272,11 +271,7 @@ TEST(CpuVectorTanh, WithinTheContractOverADenseSweep) {
 // as silu, within docs/accuracy.md's bound 4 eps32 (|ref| + |x|) + FLT_MIN;
 // special values as the oracle gives them.
 TEST(CpuVectorGelu, WithinTheContractOverADenseSweep) {
-  std::vector<float> xs;
-  for (std::uint64_t b = 0; b < 0x7f800000u; b += 997) {
-    xs.push_back(from_bits(static_cast<std::uint32_t>(b)));
-    xs.push_back(-from_bits(static_cast<std::uint32_t>(b)));
-  }
+  std::vector<float> xs = every_nth_finite_float(997);
   const double eps32 = 0x1p-23, flt_min = 0x1p-126;
   using Entry = void (*)(const float*, float*, std::int64_t);
   for (const VectorKernels* k : tables()) {
