@@ -26,7 +26,10 @@ namespace hal::cpu_ref::gelu_approx {
 
 inline constexpr float kInvSqrt2 = 0.70710678118654752440f;
 // erfc's exponent: -1.26551223 + t (1.00002368 + t (... + t 0.17087277)).
-inline constexpr float kErfc[10] = {-1.26551223f, 1.00002368f, 0.37409196f,  0.09678418f,  -0.18628806f,
+// Not inline: an inline array indexed at run time is a weak symbol, defined
+// by the AVX2 objects and the baseline ones alike, which
+// cmake/check_isa_objects.cmake forbids; const gives each object its own.
+constexpr float kErfc[10] = {-1.26551223f, 1.00002368f, 0.37409196f,  0.09678418f,  -0.18628806f,
                                     0.27886807f,  -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f};
 inline constexpr float kTwoSqrt2OverPi = 1.59576912160573071176f;  // 2 sqrt(2/pi)
 inline constexpr float kCubic = 0.044715f;

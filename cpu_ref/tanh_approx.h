@@ -20,7 +20,8 @@
 namespace hal::cpu_ref::tanh_approx {
 
 inline constexpr float kPolyBelow = 0.75f;
-inline constexpr float kP[6] = {-3.333331645e-01f, 1.333272159e-01f,  -5.389472097e-02f,
+// Not inline, as gelu_approx.h's kErfc: each object keeps its own copy.
+constexpr float kP[6] = {-3.333331645e-01f, 1.333272159e-01f,  -5.389472097e-02f,
                                 2.145854570e-02f,  -7.667089347e-03f, 1.742537715e-03f};
 
 inline float tanh_scalar(float x) {

@@ -98,6 +98,7 @@ bool unary_by_table(const UnaryCall& call) {
   if (!runs) return false;
   static UnaryTables16 tables;
   const std::uint16_t* table = tables.get(call.kind, t, [&](const std::uint16_t* all, std::uint16_t* out) {
+    // const_cast: the general path only reads its input.
     const Tensor from = Tensor::contiguous(const_cast<std::uint16_t*>(all), call.x.device, t, {kUnaryTable16Entries});
     const Tensor to = Tensor::contiguous(out, call.y.device, t, {kUnaryTable16Entries});
     unary_general<float>(call.kind, from, to);

@@ -1,6 +1,7 @@
 #include "cpu_ref/unary_table16.h"
 
 #include <emmintrin.h>  // SSE2 (x86-64 baseline): movnti
+#include <tbb/task_arena.h>
 
 #include <cstring>
 #include <numeric>
@@ -15,7 +16,10 @@ const std::uint16_t* UnaryTables16::get(UnaryKind kind, DType t, const Build& bu
     std::vector<std::uint16_t> all(kUnaryTable16Entries);
     std::iota(all.begin(), all.end(), std::uint16_t{0});
     auto table = std::make_unique<std::uint16_t[]>(kUnaryTable16Entries);
-    build(all.data(), table.get());
+    // Isolated: the build may run a parallel loop, and while this thread waits
+    // in it oneTBB could otherwise hand it an outer task that asks for the
+    // same table, re-entering this call_once (a deadlock).
+    tbb::this_task_arena::isolate([&] { build(all.data(), table.get()); });
     tables_[k][d] = std::move(table);
   });
   return tables_[k][d].get();
