@@ -112,11 +112,11 @@ std::optional<ContiguousRuns<NIn>> same_dtype_runs(const std::array<const Tensor
   for (int k = 0; k <= NIn; ++k)
     if (!layout.contiguous[k]) return std::nullopt;
   const auto esize = static_cast<std::int64_t>(dtype_size(y.dtype));
+  const std::int64_t bytes = y.numel() * esize;
   ContiguousRuns<NIn> runs{};
   runs.out = static_cast<char*>(y.data) + layout.offsets[NIn] * esize;
   for (int k = 0; k < NIn; ++k) {
     runs.in[k] = static_cast<const char*>(inputs[k]->data) + layout.offsets[k] * esize;
-    const std::int64_t bytes = y.numel() * esize;
     if (runs.in[k] != runs.out && byte_ranges_overlap(runs.in[k], bytes, runs.out, bytes)) return std::nullopt;
   }
   return runs;

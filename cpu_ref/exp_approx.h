@@ -56,4 +56,7 @@ inline float exp_scalar(float x) {
   return (e * pow2(k1)) * pow2(k - k1);
 }
 
+// 1 / (1 + e^-x) on this exp: the portable table's sigmoid, and gelu_tanh's.
+inline float sigmoid_scalar(float x) { return 1.0f / (1.0f + exp_scalar(-x)); }
+
 }  // namespace hal::cpu_ref::exp_approx

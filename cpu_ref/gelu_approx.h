@@ -45,7 +45,7 @@ inline float gelu_scalar(float x) {
 
 inline float gelu_tanh_scalar(float x) {
   const float a = kTwoSqrt2OverPi * ((kCubic * (x * x)) * x + x);
-  return x * (1.0f / (1.0f + exp_approx::exp_scalar(-a)));
+  return x * exp_approx::sigmoid_scalar(a);
 }
 
 }  // namespace hal::cpu_ref::gelu_approx

@@ -63,9 +63,9 @@ template <class T> void softmax_row(T* z, std::int64_t valid, std::int64_t n, bo
 // max and largest magnitude (the first pass, fused with the gather by the
 // caller; the magnitude spares exp_shifted_sum a range test and may be NaN).
 // The max need not propagate NaN: a NaN entry makes its exp, hence the sum,
-// NaN anyway. `out`
-// may be z itself (softmax: the exps overwrite the row, so one scratch row
-// stays in L1 instead of two); log_softmax reads z again and needs its own.
+// NaN anyway. `out` may be z itself (softmax: the exps overwrite the row, so
+// one scratch row stays in L1 instead of two); log_softmax reads z again and
+// needs its own.
 // The normalisation is left to the caller, who fuses it with the store: every
 // out[j] is to be multiplied by the returned factor (1 / sum for softmax; 1
 // otherwise, and 1 * v == v for every value written here, masked ones

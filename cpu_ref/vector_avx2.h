@@ -216,14 +216,15 @@ HAL_ALWAYS_INLINE void silu8x2(__m256& x0, __m256& x1) {
 
 // gelu_approx.h's gelus, 8 lanes, with FMA; the two-vector forms go through
 // exp8x2 / sigmoid8x2 (lane for lane the one-vector bits).
-HAL_ALWAYS_INLINE __m256 erfc_t8(__m256 x) {  // t = 1 / (1 + |x| / (2 sqrt2))
+HAL_ALWAYS_INLINE __m256 erfc_z8(__m256 x) {  // z = |x| / sqrt2
+  return _mm256_mul_ps(abs8(x), _mm256_set1_ps(gelu_approx::kInvSqrt2));
+}
+HAL_ALWAYS_INLINE __m256 erfc_t8(__m256 z) {  // t = 1 / (1 + z / 2)
   const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 z = _mm256_mul_ps(abs8(x), _mm256_set1_ps(gelu_approx::kInvSqrt2));
   return _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.5f), z, one));
 }
-HAL_ALWAYS_INLINE __m256 erfc_exponent8(__m256 x, __m256 t) {  // -z^2 + P(t)
+HAL_ALWAYS_INLINE __m256 erfc_exponent8(__m256 z, __m256 t) {  // -z^2 + P(t)
   using namespace gelu_approx;
-  const __m256 z = _mm256_mul_ps(abs8(x), _mm256_set1_ps(kInvSqrt2));
   const auto c = [](int k) { return _mm256_set1_ps(kErfc[k]); };
   const __m256 t2 = _mm256_mul_ps(t, t), t4 = _mm256_mul_ps(t2, t2), t8 = _mm256_mul_ps(t4, t4);
   const __m256 q0 = _mm256_fmadd_ps(c(1), t, c(0)), q1 = _mm256_fmadd_ps(c(3), t, c(2)),
@@ -239,12 +240,12 @@ HAL_ALWAYS_INLINE __m256 gelu_finish8(__m256 x, __m256 t, __m256 e) {  // x Phi(
   return keep_nan(x, _mm256_mul_ps(x, _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), half_e), half_e, non_positive)));
 }
 HAL_ALWAYS_INLINE __m256 gelu8(__m256 x) {
-  const __m256 t = erfc_t8(x);
-  return gelu_finish8(x, t, exp8(erfc_exponent8(x, t)));
+  const __m256 z = erfc_z8(x), t = erfc_t8(z);
+  return gelu_finish8(x, t, exp8(erfc_exponent8(z, t)));
 }
 HAL_ALWAYS_INLINE void gelu8x2(__m256& x0, __m256& x1) {
-  const __m256 t0 = erfc_t8(x0), t1 = erfc_t8(x1);
-  __m256 e0 = erfc_exponent8(x0, t0), e1 = erfc_exponent8(x1, t1);
+  const __m256 z0 = erfc_z8(x0), z1 = erfc_z8(x1), t0 = erfc_t8(z0), t1 = erfc_t8(z1);
+  __m256 e0 = erfc_exponent8(z0, t0), e1 = erfc_exponent8(z1, t1);
   exp8x2(e0, e1);
   x0 = gelu_finish8(x0, t0, e0);
   x1 = gelu_finish8(x1, t1, e1);
@@ -276,7 +277,10 @@ HAL_ALWAYS_INLINE __m256 tanh_finish8(__m256 x, __m256 e) {  // e = exp(2|x|)
   const __m256 r = _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, _mm256_set1_ps(kPolyBelow), _CMP_LT_OQ));
   return keep_nan(x, _mm256_or_ps(r, _mm256_and_ps(x, _mm256_set1_ps(-0.0f))));
 }
-HAL_ALWAYS_INLINE __m256 twice_abs8(__m256 x) { return _mm256_add_ps(abs8(x), abs8(x)); }
+HAL_ALWAYS_INLINE __m256 twice_abs8(__m256 x) {
+  const __m256 a = abs8(x);
+  return _mm256_add_ps(a, a);
+}
 HAL_ALWAYS_INLINE __m256 tanh8(__m256 x) { return tanh_finish8(x, exp8(twice_abs8(x))); }
 HAL_ALWAYS_INLINE void tanh8x2(__m256& x0, __m256& x1) {
   __m256 e0 = twice_abs8(x0), e1 = twice_abs8(x1);

@@ -78,16 +78,16 @@ void narrow_streaming(void* dst, DType t, std::int64_t n, const float* in) {
 #endif
 }
 
-float sigmoid_one(float x) { return 1.0f / (1.0f + exp_approx::exp_scalar(-x)); }
+using exp_approx::sigmoid_scalar;
 
 void exp_run(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = exp_approx::exp_scalar(x[i]);
 }
 void sigmoid_run(const float* x, float* y, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) y[i] = sigmoid_one(x[i]);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = sigmoid_scalar(x[i]);
 }
 void silu_run(const float* x, float* y, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoid_one(x[i]);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoid_scalar(x[i]);
 }
 void gelu_run(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = gelu_approx::gelu_scalar(x[i]);
@@ -99,7 +99,7 @@ void tanh_run(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = tanh_approx::tanh_scalar(x[i]);
 }
 void swiglu_run(const float* g, const float* u, float* y, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) y[i] = (g[i] * sigmoid_one(g[i])) * u[i];
+  for (std::int64_t i = 0; i < n; ++i) y[i] = (g[i] * sigmoid_scalar(g[i])) * u[i];
 }
 void scale_run(const float* x, float s, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
