@@ -29,6 +29,18 @@ constexpr int kGeneralTile = 64;                        // gemm_general.cu kTile
 
 bool stride_aligned16(std::int64_t elements) { return (elements * 2) % 16 == 0; }
 
+// The tensor-core kernels' epilogue form (ptx/kernels/gemm_params.h): plain
+// when C is stored as alpha * acc, rounded, with column pairs aligned.
+std::uint8_t epilogue_form(const ptx::GemmParams& p) {
+  const auto c_type = static_cast<DType>(p.c_type);
+  const bool plain_dtype = c_type == DType::f32 || c_type == DType::f16 || c_type == DType::bf16;
+  if (!plain_dtype || p.beta != 0.0f || p.bias != nullptr || p.activation != 0 || p.c_n_stride != 1 ||
+      p.c_m_stride % 2 != 0 || p.c_batch_stride % 2 != 0 ||
+      reinterpret_cast<std::uintptr_t>(p.c) % (2 * dtype_size(c_type)) != 0)
+    return ptx::kGemmEpilogueGeneral;
+  return ptx::kGemmEpiloguePlain;
+}
+
 // Operand with logical extents (rows, k) and strides (row_stride, k_stride):
 // usable by the tensor-core kernel as K-major (returns 1), MN-major (0) or not
 // at all (-1).
@@ -72,8 +84,9 @@ void run_gemm(CudaStream& s, const GemmCall& call) {
   p.activation = static_cast<std::int32_t>(call.activation);
   p.alpha = call.alpha;
   p.beta = call.beta;
+  p.epilogue = epilogue_form(p);
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
-  if (try_gemm_sm90a(s, call)) return;
+  if (try_gemm_sm90a(s, call, p)) return;
 
   const CudaDeviceCaps& caps = stream_caps(s);
   const bool half_inputs = a.dtype == DType::f16 || a.dtype == DType::bf16;

@@ -67,7 +67,7 @@ bool encode_gemm_sm90a_tile_map(ptx::TmaDescriptorBytes& out, const void* base, 
 // HAL_CUDA_DISABLE=wgmma turns the whole path off, =wgmma_bn only B [K,N].
 bool gemm_sm90a_switched_on() { return path_enabled("wgmma"); }
 
-bool try_gemm_sm90a(CudaStream& s, const GemmCall& call) {
+bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const ptx::GemmParams& g) {
   const Tensor& a = call.a;
   const Tensor& b = call.b;
   const Tensor& c = call.c;
@@ -111,22 +111,12 @@ bool try_gemm_sm90a(CudaStream& s, const GemmCall& call) {
     const bool b_ok = b_k_major ? encode_map(p.b_map, b_z, a.dtype, n, k, b_n, Cfg::kBlockN)
                                 : encode_map(p.b_map, b_z, a.dtype, k, n, b_k, Cfg::kBlockK);
     if (!encode_map(p.a_map, a_z, a.dtype, m, k, a_row, Cfg::kBlockM) || !b_ok) return false;
+    p.g = g;
     p.g.a = a_z;
     p.g.b = b_z;
     p.g.c = static_cast<char*>(c.first()) + z * c_batch * static_cast<std::int64_t>(c_size);
-    p.g.bias = call.bias ? call.bias->first() : nullptr;
-    p.g.bias_stride = call.bias ? call.bias->strides[0] : 1;
     p.g.batch = 1;
-    p.g.m = m;
-    p.g.n = n;
-    p.g.k = k;
-    p.g.c_m_stride = c.strides[rc - 2];
-    p.g.c_n_stride = c.strides[rc - 1];
-    p.g.ab_type = static_cast<std::uint8_t>(a.dtype);
-    p.g.c_type = static_cast<std::uint8_t>(c.dtype);
-    p.g.activation = static_cast<std::int32_t>(call.activation);
-    p.g.alpha = call.alpha;
-    p.g.beta = call.beta;
+    p.g.a_batch_stride = p.g.b_batch_stride = p.g.c_batch_stride = 0;
     p.m_tiles = static_cast<std::int32_t>(m_tiles);
     p.n_tiles = static_cast<std::int32_t>(n_tiles);
     p.k_blocks = static_cast<std::int32_t>(k_blocks);

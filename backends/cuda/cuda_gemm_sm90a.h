@@ -6,6 +6,7 @@
 
 namespace hal::ptx {
 struct TmaDescriptorBytes;
+struct GemmParams;
 }  // namespace hal::ptx
 
 namespace hal::cuda {
@@ -18,7 +19,9 @@ class CudaStream;
 // multiple of 8) along N, 16-byte-aligned bases, row and batch strides, K a
 // multiple of 8, cuTensorMapEncodeTiled available);
 // returns false (nothing launched) otherwise. Needs gemm_sm90a_switched_on().
-bool try_gemm_sm90a(CudaStream& s, const GemmCall& call);
+// `g`: the call's kernel parameters as run_gemm built them (sizes, C, bias,
+// epilogue form); each batch's launch takes them with its own A, B and C.
+bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const ptx::GemmParams& g);
 
 // Whether the run-time switches allow the path ("wgmma" not in HAL_CUDA_DISABLE).
 bool gemm_sm90a_switched_on();

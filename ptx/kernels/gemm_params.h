@@ -1,5 +1,6 @@
 #pragma once
-// Parameters of the GEMM kernels (gemm_general.cu, gemm_sm80.cu).
+// Parameters of the GEMM kernels (gemm_general.cu, gemm_sm80.cu, and inside
+// GemmSm90aParams gemm_sm90a.cu).
 // Plain host/device header: no CUDA includes.
 //
 //   C[z] = act(alpha * op(A)[z] @ op(B)[z] + beta * C[z] + bias)
@@ -11,6 +12,17 @@
 #include <stdint.h>
 
 namespace hal::ptx {
+
+// GemmParams::epilogue. Plain: beta == 0, no bias, no activation, C f32, f16
+// or bf16 with unit column stride, and C(z, m, 0) aligned to two elements
+// for every z and m (base, row and batch strides), so column pairs (even
+// columns) are stored as one access. General: everything else.
+constexpr uint8_t kGemmEpilogueGeneral = 0, kGemmEpiloguePlain = 1;
+// The general form stages each warp's 16 x 32 blocks in shared memory: rows
+// of 32 + 4 floats, so the fragment writes spread over the banks (at most
+// two lanes per bank); kGemmWarpStageBytes per warp.
+constexpr int kGemmStageLd = 36;
+constexpr int kGemmWarpStageBytes = 16 * kGemmStageLd * 4;
 
 struct GemmParams {
   const void* a = nullptr;
@@ -29,6 +41,7 @@ struct GemmParams {
   // Tensor-core kernels only: whether op(A) is contiguous along K (else along
   // M) and op(B) along K (else along N).
   uint8_t a_k_major = 1, b_k_major = 0;
+  uint8_t epilogue = kGemmEpilogueGeneral;  // tensor-core kernels (gemm_epilogue.cuh)
 };
 
 }  // namespace hal::ptx

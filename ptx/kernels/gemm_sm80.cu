@@ -187,24 +187,23 @@ __device__ __forceinline__ void gemm_kernel_body(const GemmParams& p) {
     }
   }
   cp_async_wait<0>();
+  // Every warp has finished reading the ring (ldmatrix) before any warp
+  // stages its general-form epilogue in it.
+  __syncthreads();
 
-  const int g = lane / 4, q = lane % 4;
+  static_assert(C::kMmaN * 8 == 32 && C::kThreads / 32 * kGemmWarpStageBytes <= C::kSharedBytes,
+                "the epilogue writes 16 x 32 blocks, staged in the ring");
+  float* stage = reinterpret_cast<float*>(smem + warp * kGemmWarpStageBytes);
+  gemm_epilogue_warp<C::kMmaM>(p, z, stage, lane, [&](int i) {
+    GemmBlock16x32 b;
 #pragma unroll
-  for (int i = 0; i < C::kMmaM; ++i) {
+    for (int j = 0; j < 4; ++j)
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int64_t m = m0 + wm * C::kWarpM + i * 16 + g + half * 8;
-      if (m >= p.m) continue;
-#pragma unroll
-      for (int j = 0; j < C::kMmaN; ++j) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int64_t n = n0 + wn * C::kWarpN + j * 8 + 2 * q + e;
-          if (n < p.n) gemm_store(p, z * p.c_batch_stride + m * p.c_m_stride + n * p.c_n_stride, n, acc[i][j][half * 2 + e]);
-        }
-      }
-    }
-  }
+      for (int r = 0; r < 4; ++r) b.v[j][r] = acc[i][j][r];
+    b.row0 = m0 + wm * C::kWarpM + i * 16;
+    b.col0 = n0 + wn * C::kWarpN;
+    return b;
+  });
 }
 
 }  // namespace hal::ptx::gemm_sm80

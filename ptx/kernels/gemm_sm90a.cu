@@ -107,9 +107,10 @@ __device__ __forceinline__ void producer(const GemmSm90aParams& p, uint8_t* ring
 
 template <class Mma, bool kBNMajor>
 __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t, uint8_t* ring, Mbarrier* full,
-                                         Mbarrier* empty) {
+                                         Mbarrier* empty, float* epilogue_stage) {
   const int num_tiles = p.m_tiles * p.n_tiles;
   const int warp = t / 32, lane = t % 32;
+  float* stage_buf = epilogue_stage + (cw * 4 + warp) * (kGemmWarpStageBytes / 4);
   int stage = 0;
   uint32_t phase = 0;
   float acc[64];
@@ -158,22 +159,18 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
     for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
     if (prev_stage >= 0 && t == 0) empty[prev_stage].arrive();
     // Epilogue straight from the accumulator fragments (layout in
-    // ptx/wgmma_sm90a.cuh), predicated at the M/N edges.
-    const int64_t row0 = m0 + cw * 64 + warp * 16 + lane / 4;
+    // ptx/wgmma_sm90a.cuh), four 16 x 32 blocks per warp; column group j of
+    // the m64n128 fragment is acc[4j .. 4j + 3].
+    gemm_epilogue_warp<Cfg::kBlockN / 32>(p.g, 0, stage_buf, lane, [&](int i) {
+      GemmBlock16x32 b;
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const int64_t col = n0 + 8 * j + 2 * (lane % 4);
+      for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int64_t row = row0 + 8 * h;
-        if (row >= p.g.m) continue;
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          if (col + e < p.g.n)
-            gemm_store(p.g, row * p.g.c_m_stride + (col + e) * p.g.c_n_stride, col + e, acc[4 * j + 2 * h + e]);
-        }
-      }
-    }
+        for (int r = 0; r < 4; ++r) b.v[j][r] = acc[4 * (4 * i + j) + r];
+      b.row0 = m0 + cw * 64 + warp * 16;
+      b.col0 = n0 + 32 * i;
+      return b;
+    });
   }
 }
 
@@ -184,6 +181,8 @@ __device__ __forceinline__ void run(const GemmSm90aParams& p) {
   uint8_t* ring = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // 128B swizzle atoms are 1024 bytes
   Mbarrier* full = reinterpret_cast<Mbarrier*>(ring + Cfg::kStages * Cfg::kStageBytes);
   Mbarrier* empty = full + Cfg::kStages;
+  float* epilogue_stage = reinterpret_cast<float*>(empty + Cfg::kStages);  // 16-byte aligned: 2 * kStages * 8 bytes in
+  static_assert(2 * Cfg::kStages * 8 % 16 == 0 && Cfg::kConsumerWarps == 4 * kConsumerWarpgroups, "epilogue staging layout");
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     prefetch_tensor_map(&p.a_map);
@@ -200,7 +199,7 @@ __device__ __forceinline__ void run(const GemmSm90aParams& p) {
     if (threadIdx.x == 0) producer<kBNMajor>(p, ring, full, empty);
   } else {
     setmaxnreg_inc<232>();
-    consumer<Mma, kBNMajor>(p, wg - 1, threadIdx.x % 128, ring, full, empty);
+    consumer<Mma, kBNMajor>(p, wg - 1, threadIdx.x % 128, ring, full, empty, epilogue_stage);
   }
 }
 

@@ -24,8 +24,12 @@ struct GemmSm90aConfig {
   static constexpr int kTileABytes = kBlockM * kBlockK * 2;
   static constexpr int kTileBBytes = kBlockN * kBlockK * 2;
   static constexpr int kStageBytes = kTileABytes + kTileBBytes;
-  // Ring + mbarriers (2 per stage) + slack to align the ring to 1024 bytes.
-  static constexpr int kSharedBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+  static constexpr int kConsumerWarps = 8;
+  // Ring + mbarriers (2 per stage) + each consumer warp's epilogue staging
+  // buffer (gemm_epilogue.cuh, general form) + slack to align the ring to
+  // 1024 bytes.
+  static constexpr int kSharedBytes =
+      kStages * kStageBytes + 2 * kStages * 8 + kConsumerWarps * kGemmWarpStageBytes + 1024;
 };
 
 // The persistent scheduler's tile order. Row-major over (m, n) tiles, the
