@@ -11,9 +11,11 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-
 __device__ __forceinline__ float silu(float x) { return x * sigmoid(x); }
 // erfc(-x/sqrt2) instead of 1+erf(x/sqrt2): no cancellation in the negative tail.
 __device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * 0.70710678118654752f); }
+// x sigmoid(2u), not x (1 + tanh(u)) / 2, which cancels to 0 below x ~ -5
+// (the CPU's and CUDA's form).
 __device__ __forceinline__ float gelu_tanh(float x) {
-  const float c = 0.7978845608028654f;  // sqrt(2/pi)
-  return 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x)));
+  const float a = 1.59576912160573071176f * (0.044715f * (x * x) * x + x);  // 2 sqrt(2/pi) (x + 0.044715 x^3)
+  return x * sigmoid(a);
 }
 
 __device__ __forceinline__ float activate(int act, float x) {

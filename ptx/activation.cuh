@@ -18,9 +18,12 @@ __device__ __forceinline__ float silu(float x) { return x * sigmoid(x); }
 // erfc(-x/sqrt2) instead of 1+erf(x/sqrt2): no cancellation in the negative tail.
 __device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * 0.70710678118654752440f); }
 
+// x (1 + tanh(u)) / 2 as x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3):
+// 1 + tanh(u) cancels to 0 for x below about -5 (the CPU returned -1.6e-8
+// where this returned -0); sigmoid(2u) does not. The CPU's form.
 __device__ __forceinline__ float gelu_tanh(float x) {
-  const float k = 0.79788456080286535588f;  // sqrt(2/pi)
-  return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+  const float a = 1.59576912160573071176f * (0.044715f * (x * x) * x + x);  // 2 sqrt(2/pi) (...)
+  return x * sigmoid(a);
 }
 
 // Mirrors hal::Activation (hal/op.h): none=0, relu=1, gelu_tanh=2, silu=3.
