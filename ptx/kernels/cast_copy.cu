@@ -133,17 +133,26 @@ extern "C" __global__ void __launch_bounds__(256) cast_contiguous(const CastPara
   const auto tx = static_cast<ElemType>(p.x_dtype);
   const auto ty = static_cast<ElemType>(p.y_dtype);
   const bool scaled = p.scale != 1.0f;
-  const int64_t chunks = p.n / 8;
-  for (int64_t c = global_thread(); c < chunks; c += grid_threads()) {
-    float v[8];
-    load8_as_float(p.x, tx, c, v);
-    if (scaled) {
+  const int64_t chunks = p.n / 8, stride = grid_threads();
+  // Two grid-stride chunks per step, both loaded before either is converted
+  // (more bytes in flight per thread; see elementwise.cu contiguous_map).
+  int64_t c = global_thread();
+  for (; c < chunks; c += 2 * stride) {
+    const bool second = c + stride < chunks;
+    float v[2][8];
+    load8_as_float(p.x, tx, c, v[0]);
+    if (second) load8_as_float(p.x, tx, c + stride, v[1]);
 #pragma unroll
-      for (int k = 0; k < 8; ++k) v[k] *= p.scale;
+    for (int u = 0; u < 2; ++u) {
+      if (u == 1 && !second) break;
+      if (scaled) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) v[u][k] *= p.scale;
+      }
+      store8_from_float(p.y, ty, c + u * stride, v[u]);
     }
-    store8_from_float(p.y, ty, c, v);
   }
-  for (int64_t i = chunks * 8 + global_thread(); i < p.n; i += grid_threads()) {
+  for (int64_t i = chunks * 8 + global_thread(); i < p.n; i += stride) {
     float v = load_as_float(p.x, tx, i);
     if (scaled) v *= p.scale;
     store_from_float(p.y, ty, i, v);
