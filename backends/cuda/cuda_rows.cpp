@@ -73,20 +73,30 @@ LaunchShape rows_launch(const ptx::RowsLayout& L) {
 
 std::uint8_t code(DType t) { return static_cast<std::uint8_t>(t); }
 
-// The "rows_reg" kernels hold a whole row in registers, one block per row:
-// rows of x and y contiguous and 16-byte aligned (f32/f16/bf16), a multiple of
-// 8 columns, longer than a warp's rows and at most 8192 (8 x 256 threads x 4
-// chunks, ptx/kernels/rows_common.cuh kRegMaxCols).
+// The "rows_reg" kernels hold a whole row in registers, a group of threads
+// per row: rows of x and y contiguous and 16-byte aligned (f32/f16/bf16), a
+// multiple of 8 columns, longer than a warp's rows and at most 8192 (8 x 256
+// threads x 4 chunks, ptx/kernels/rows_common.cuh kRegMaxCols / kRegChunks).
 constexpr std::int64_t kRegMaxCols = 8192;
+constexpr std::int64_t kRegChunks = 4;
 bool use_register_rows(const ptx::RowsLayout& L) {
   return L.x_vec8 && L.y_vec8 && L.cols > kWarpRowMax && L.cols <= kRegMaxCols && L.cols % 8 == 0 &&
          L.rows <= 0x7fffffffLL && path_enabled("rows_reg");
 }
-LaunchShape register_rows_launch(const ptx::RowsLayout& L) {
-  LaunchShape shape;
-  shape.block[0] = kBlockThreads;
-  shape.grid[0] = static_cast<unsigned>(L.rows);
-  return shape;
+// The group. 16-bit rows: the fewest threads (a power of two, 64..256: rows
+// are longer than kWarpRowMax) that
+// leave each at most kRegChunks 8-element chunks of the row, so that every
+// thread keeps kRegChunks loads in flight. f32 rows: a whole block. Measured
+// on the H200 (bench/results/h200-2026-11-30-gemm-epilogue): bf16 rmsnorm
+// and layernorm on 1 GiB rose from 56% / 50% to 61% / 56% of copy bandwidth,
+// while f32's fell from 97% / 93% to 94% / 92% (89% / 82% to 78% / 74% on
+// 64 MiB) with the smaller groups.
+ptx::RowsLayout with_register_row_group(ptx::RowsLayout L, DType x) {
+  int t = 64;
+  if (dtype_size(x) == 4) t = kBlockThreads;
+  while (t < kBlockThreads && t * kRegChunks * 8 < L.cols) t *= 2;
+  L.threads_per_row = t;
+  return L;
 }
 
 }  // namespace
@@ -103,7 +113,10 @@ void run_softmax(CudaStream& s, const SoftmaxCall& call) {
   p.causal = call.causal;
   p.log = call.log;
   if (use_register_rows(p.layout)) {
-    launch(s, "hal_softmax_rows_reg", register_rows_launch(p.layout), p);
+    // One block per row: smaller row groups (as for the norms) made this
+    // kernel spill (its per-element division calls a subroutine).
+    p.layout.threads_per_row = kBlockThreads;
+    launch(s, "hal_softmax_rows_reg", rows_launch(p.layout), p);
     return;
   }
   launch(s, "hal_softmax_rows", rows_launch(p.layout), p);
@@ -128,7 +141,10 @@ void run_norm(CudaStream& s, const NormCall& call) {
   p.eps = call.eps;
   p.rms = call.rms;
   if (use_register_rows(p.layout)) {
-    launch(s, "hal_norm_rows_reg", register_rows_launch(p.layout), p);
+    p.layout = with_register_row_group(p.layout, call.x.dtype);
+    const int t = p.layout.threads_per_row;
+    launch(s, t == 64 ? "hal_norm_rows_reg_t64" : t == 128 ? "hal_norm_rows_reg_t128" : "hal_norm_rows_reg",
+           rows_launch(p.layout), p);
     return;
   }
   launch(s, "hal_norm_rows", rows_launch(p.layout), p);

@@ -72,43 +72,41 @@ __device__ __forceinline__ bool param_vec8(const void* p, ElemType t, int64_t st
 }  // namespace
 
 // The same LayerNorm / RMSNorm with the row held in registers (see
-// load_row_regs; the launcher checks the conditions): the mean, then the sum
+// RegRow; the launcher checks the conditions): the mean, then the sum
 // of squared deviations (sum of squares for RMS), both in a fixed order from
 // registers, then one write.
-extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg(NormParams p) {
+template <int T>
+__device__ __forceinline__ void norm_rows_reg(const NormParams& p) {
   __shared__ float scratch[kBlockThreads / 32];
   const RowsLayout& L = p.layout;
-  const int64_t row = blockIdx.x;
+  const RegRow<T> r = reg_row<T>(L);
   const ElemType xt = static_cast<ElemType>(p.x_type), yt = static_cast<ElemType>(p.y_type);
   const ElemType wt = static_cast<ElemType>(p.weight_type), bt = static_cast<ElemType>(p.bias_type);
-  const RowOffsets o = row_offsets(L, row);
+  const RowOffsets o = row_offsets(L, r.row);
   const void* xrow = offset_ptr(p.x, xt, o.x);
   void* yrow = offset_ptr(p.y, yt, o.y);
-  const int64_t chunks = L.cols / 8;
   const float n = static_cast<float>(L.cols);
   const auto add = [](float a, float b) { return a + b; };
 
   float v[kRegChunks][8];
-  load_row_regs(xrow, xt, chunks, v);
+  load_row_regs(xrow, xt, r, v);
 
   float mean = 0.0f;
   if (!p.rms) {
     float acc = 0.0f;
 #pragma unroll
     for (int k = 0; k < kRegChunks; ++k) {
-      const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
-      if (c < chunks) {
+      if (r.chunk(k) < r.chunks) {
 #pragma unroll
         for (int e = 0; e < 8; ++e) acc += v[k][e];
       }
     }
-    mean = group_allreduce(acc, kBlockThreads, add, scratch) / n;
+    mean = group_allreduce(acc, T, add, scratch) / n;
   }
   float acc = 0.0f;
 #pragma unroll
   for (int k = 0; k < kRegChunks; ++k) {
-    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
-    if (c < chunks) {
+    if (r.chunk(k) < r.chunks) {
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         const float d = v[k][e] - mean;
@@ -116,15 +114,15 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg
       }
     }
   }
-  const float var = group_allreduce(acc, kBlockThreads, add, scratch) / n;
+  const float var = group_allreduce(acc, T, add, scratch) / n;
   const float rstd = 1.0f / sqrtf(var + p.eps);
 
   const bool w_vec = param_vec8(p.weight, wt, p.weight_stride);
   const bool b_vec = p.bias != nullptr && param_vec8(p.bias, bt, p.bias_stride);
 #pragma unroll
   for (int k = 0; k < kRegChunks; ++k) {
-    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
-    if (c >= chunks) continue;
+    const int32_t c = r.chunk(k);
+    if (c >= r.chunks) continue;
     float w[8];
     load8_param(p.weight, wt, p.weight_stride, w_vec, c, w);
 #pragma unroll
@@ -136,4 +134,15 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg
     }
     store8(yrow, yt, c, v[k]);
   }
+}
+
+// One kernel per row group (RowsLayout::threads_per_row, picked by the launcher).
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg(NormParams p) {
+  norm_rows_reg<256>(p);
+}
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg_t128(NormParams p) {
+  norm_rows_reg<128>(p);
+}
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg_t64(NormParams p) {
+  norm_rows_reg<64>(p);
 }

@@ -68,15 +68,18 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_softmax_rows(Sof
           });
 }
 
-// The same softmax with the row held in registers (see load_row_regs; the
-// launcher checks the conditions): max, then sum of exp(v - max), both in a
-// fixed order, then one write. Special values as in the reference: a NaN or
-// +inf among the unmasked entries, or unmasked entries all -inf, make the row
-// NaN (through the sum); a row with every key masked is 0 / -inf.
+// The same softmax with the row held in registers, one 256-thread block per
+// row (RegRow with T = 256; the launcher checks the conditions): max, then
+// sum of exp(v - max), both in a fixed order, then one write. Special values
+// as in the reference: a NaN or +inf among the unmasked entries, or unmasked
+// entries all -inf, make the row NaN (through the sum); a row with every key
+// masked is 0 / -inf. Smaller row groups, as the norms use for 16-bit rows,
+// made this kernel spill (up to 100 bytes at 64 or 80 registers), so it keeps
+// one row per block.
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_softmax_rows_reg(SoftmaxParams p) {
   __shared__ float scratch[kBlockThreads / 32];
   const RowsLayout& L = p.layout;
-  const int64_t row = blockIdx.x;
+  const int64_t row = blockIdx.x;  // one 256-thread block per row (threads_per_row is 256)
   const ElemType xt = static_cast<ElemType>(p.x_type), yt = static_cast<ElemType>(p.y_type);
   const RowOffsets o = row_offsets(L, row);
   const void* xrow = offset_ptr(p.x, xt, o.x);
@@ -84,7 +87,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_softmax_rows_
   const int64_t chunks = L.cols / 8;
 
   float v[kRegChunks][8];
-  load_row_regs(xrow, xt, chunks, v);
+  load_row_regs(xrow, xt, RegRow<kBlockThreads>{row, static_cast<int32_t>(chunks), static_cast<int32_t>(threadIdx.x)}, v);
 
   int64_t valid = L.cols;
   if (p.causal) {
