@@ -87,10 +87,11 @@ bool use_register_rows(const ptx::RowsLayout& L) {
 // are longer than kWarpRowMax) that
 // leave each at most kRegChunks 8-element chunks of the row, so that every
 // thread keeps kRegChunks loads in flight. f32 rows: a whole block. Measured
-// on the H200 (bench/results/h200-2026-11-30-gemm-epilogue): bf16 rmsnorm
-// and layernorm on 1 GiB rose from 56% / 50% to 61% / 56% of copy bandwidth,
-// while f32's fell from 97% / 93% to 94% / 92% (89% / 82% to 78% / 74% on
-// 64 MiB) with the smaller groups.
+// on the H200 (bench/results/h200-2026-11-30-aef8be6 and, for the trial of
+// small groups for f32 too, h200-2026-11-30-trials): bf16 rmsnorm and
+// layernorm on 1 GiB rose from 56% / 50% to 65% / 61% of copy bandwidth;
+// f32's fell from 97% / 93% to 94% / 92% (89% / 82% to 78% / 74% on 64 MiB)
+// with the smaller groups, so f32 keeps one row per block.
 ptx::RowsLayout with_register_row_group(ptx::RowsLayout L, DType x) {
   int t = 64;
   if (dtype_size(x) == 4) t = kBlockThreads;
