@@ -266,6 +266,21 @@ TEST(CpuVectorTanh, WithinTheContractOverADenseSweep) {
   }
 }
 
+// The scalar gelu_tanh of the GEMM epilogue (cpu_ref/activation.h) keeps its
+// negative tail: 0.5 x (1 + tanh(u)) rounds 1 + tanh(u) to 0 below x ~ -5 in
+// fp32 (the H200 test against the CPU caught the GPU's copy of that form),
+// x sigmoid(2u) stays within 1e-4 of the fp64 value down to x = -10 (the
+// argument of exp, about -87 there, carries a few ulp of fp32 rounding).
+TEST(CpuActivation, GeluTanhKeepsItsNegativeTail) {
+  for (float x : {-5.5f, -7.0f, -8.5f, -10.0f}) {
+    const float y = hal::cpu_ref::gelu_tanh(x);
+    const double ref = hal::cpu_ref::gelu_tanh(static_cast<double>(x));
+    ASSERT_LT(ref, 0.0) << x;
+    EXPECT_LT(y, 0.0f) << x;
+    EXPECT_LE(std::fabs(y - ref), 1e-4 * std::fabs(ref)) << "x " << x << ": " << y << " vs " << ref;
+  }
+}
+
 // gelu and gelu_tanh (gelu_approx.h: on the tables' exp, not the C library)
 // against activation.h's fp64 forms, the oracle's, over the same dense sweep
 // as silu, within docs/accuracy.md's bound 4 eps32 (|ref| + |x|) + FLT_MIN;
