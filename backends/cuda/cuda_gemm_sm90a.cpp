@@ -11,20 +11,23 @@
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
+#include "hal/shape.h"
 #include "ptx/kernels/gemm_sm90a_params.h"
 
 namespace hal::cuda {
 
 namespace {
 
-using Cfg = ptx::GemmSm90aConfig;
+using Narrow = ptx::GemmSm90aNarrow;
+using Wide = ptx::GemmSm90aWide;
+static_assert(Narrow::kBlockM == Wide::kBlockM && Narrow::kBlockK == Wide::kBlockK, "one A map for both tiles");
 static_assert(sizeof(CUtensorMap) == sizeof(ptx::TmaDescriptorBytes), "opaque TMA descriptor must match CUtensorMap");
 // The bytes are copied (memcpy) into the kernel parameter, where the struct's
 // 64-byte alignment is what cp.async.bulk.tensor needs on sm_90; the host-side
 // CUtensorMap's own (larger, CUDA 13) alignment does not carry over.
 static_assert(alignof(ptx::TmaDescriptorBytes) >= 64, "TMA descriptor alignment");
 
-std::atomic<std::uint64_t> g_launches{0};
+std::atomic<std::uint64_t> g_launches{0}, g_wide_launches{0};
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
@@ -42,7 +45,7 @@ bool encode_map(ptx::TmaDescriptorBytes& out, const void* base, DType t, std::in
   CUtensorMap map;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_stride * 2)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Cfg::kBlockK), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Narrow::kBlockK), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t elem_strides[2] = {1, 1};
   const CUresult r = d->cuTensorMapEncodeTiled(
       &map, t == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
@@ -56,6 +59,7 @@ bool encode_map(ptx::TmaDescriptorBytes& out, const void* base, DType t, std::in
 }  // namespace
 
 std::uint64_t gemm_sm90a_launch_count() { return g_launches.load(); }
+std::uint64_t gemm_sm90a_wide_launch_count() { return g_wide_launches.load(); }
 
 bool encode_gemm_sm90a_tile_map(ptx::TmaDescriptorBytes& out, const void* base, DType t, std::int64_t rows,
                                 std::int64_t cols, std::int64_t row_stride, int box_rows) {
@@ -74,7 +78,7 @@ bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const ptx::GemmParams& 
   if (a.dtype != DType::f16 && a.dtype != DType::bf16) return false;
   const CudaDeviceCaps& caps = stream_caps(s);
   if (caps.cc_major != 9 || !caps.has_sm90a_kernels || caps.sm_count <= 0 ||
-      caps.max_shared_per_block_optin < Cfg::kSharedBytes || !gemm_sm90a_switched_on())
+      caps.max_shared_per_block_optin < Narrow::kSharedBytes || !gemm_sm90a_switched_on())
     return false;
 
   const int ra = a.rank(), rb = b.rank(), rc = c.rank();
@@ -96,9 +100,14 @@ bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const ptx::GemmParams& 
   if (!b_k_major && !b_n_major) return false;
   if ((a_batch * 2) % 16 != 0 || (b_batch * 2) % 16 != 0) return false;
   if (!aligned16(a.first()) || !aligned16(b.first())) return false;
-  const std::int64_t m_tiles = (m + Cfg::kBlockM - 1) / Cfg::kBlockM;
-  const std::int64_t n_tiles = (n + Cfg::kBlockN - 1) / Cfg::kBlockN;
-  const std::int64_t k_blocks = (k + Cfg::kBlockK - 1) / Cfg::kBlockK;
+  // The wide tile when its tiles still give every SM one (fewer, as in decode
+  // shapes, would leave SMs idle that narrow tiles keep busy).
+  const std::int64_t m_tiles = ceil_div(m, std::int64_t{Narrow::kBlockM});
+  const bool wide = caps.max_shared_per_block_optin >= Wide::kSharedBytes && path_enabled("wgmma_wide") &&
+                    m_tiles * ceil_div(n, std::int64_t{Wide::kBlockN}) >= caps.sm_count;
+  const int block_n = wide ? Wide::kBlockN : Narrow::kBlockN;
+  const std::int64_t n_tiles = ceil_div(n, std::int64_t{block_n});
+  const std::int64_t k_blocks = ceil_div(k, std::int64_t{Narrow::kBlockK});
   if (m_tiles * n_tiles > 0x7fffffffLL || k_blocks > 0x7fffffffLL || m > 0xffffffffLL || n > 0xffffffffLL) return false;
 
   const std::size_t ab_size = dtype_size(a.dtype), c_size = dtype_size(c.dtype);
@@ -108,9 +117,9 @@ bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const ptx::GemmParams& 
     ptx::GemmSm90aParams& p = launches[static_cast<std::size_t>(z)];
     const auto* a_z = static_cast<const char*>(a.first()) + z * a_batch * static_cast<std::int64_t>(ab_size);
     const auto* b_z = static_cast<const char*>(b.first()) + z * b_batch * static_cast<std::int64_t>(ab_size);
-    const bool b_ok = b_k_major ? encode_map(p.b_map, b_z, a.dtype, n, k, b_n, Cfg::kBlockN)
-                                : encode_map(p.b_map, b_z, a.dtype, k, n, b_k, Cfg::kBlockK);
-    if (!encode_map(p.a_map, a_z, a.dtype, m, k, a_row, Cfg::kBlockM) || !b_ok) return false;
+    const bool b_ok = b_k_major ? encode_map(p.b_map, b_z, a.dtype, n, k, b_n, block_n)
+                                : encode_map(p.b_map, b_z, a.dtype, k, n, b_k, Narrow::kBlockK);
+    if (!encode_map(p.a_map, a_z, a.dtype, m, k, a_row, Narrow::kBlockM) || !b_ok) return false;
     p.g = g;
     p.g.a = a_z;
     p.g.b = b_z;
@@ -123,13 +132,18 @@ bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const ptx::GemmParams& 
   }
   LaunchShape shape;
   shape.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(caps.sm_count, m_tiles * n_tiles));
-  shape.block[0] = Cfg::kThreads;
-  shape.shared_bytes = Cfg::kSharedBytes;
-  const char* name = a.dtype == DType::f16 ? (b_k_major ? "hal_gemm_sm90a_f16" : "hal_gemm_sm90a_f16_bn")
-                                           : (b_k_major ? "hal_gemm_sm90a_bf16" : "hal_gemm_sm90a_bf16_bn");
+  shape.block[0] = Narrow::kThreads;
+  shape.shared_bytes = wide ? Wide::kSharedBytes : Narrow::kSharedBytes;
+  // [wide][f16][b K-major]
+  static constexpr const char* kNames[2][2][2] = {
+      {{"hal_gemm_sm90a_bf16_bn", "hal_gemm_sm90a_bf16"}, {"hal_gemm_sm90a_f16_bn", "hal_gemm_sm90a_f16"}},
+      {{"hal_gemm_sm90a_wide_bf16_bn", "hal_gemm_sm90a_wide_bf16"},
+       {"hal_gemm_sm90a_wide_f16_bn", "hal_gemm_sm90a_wide_f16"}}};
+  const char* name = kNames[wide][a.dtype == DType::f16][b_k_major];
   for (const ptx::GemmSm90aParams& p : launches) {
     launch(s, name, shape, p);
     g_launches.fetch_add(1);
+    if (wide) g_wide_launches.fetch_add(1);
   }
   return true;
 }

@@ -13,7 +13,7 @@ namespace hal::cuda {
 
 class CudaStream;
 
-// Launches hal_gemm_sm90a_<f16|bf16> for `call` and returns true when the
+// Launches hal_gemm_sm90a_[wide_]<f16|bf16>[_bn] for `call` and returns true when the
 // call fits the path (sm_90 device with sm_90a code, path "wgmma" enabled,
 // f16/bf16, A contiguous along K, B along K or (path "wgmma_bn" enabled, N a
 // multiple of 8) along N, 16-byte-aligned bases, row and batch strides, K a
@@ -26,9 +26,10 @@ bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const ptx::GemmParams& 
 // Whether the run-time switches allow the path ("wgmma" not in HAL_CUDA_DISABLE).
 bool gemm_sm90a_switched_on();
 
-// Number of kernels this process launched through the path (for tests that
-// must prove the fast path ran).
+// Number of kernels this process launched through the path, and through its
+// wide (128 x 256) tile (for tests that must prove the fast path ran).
 std::uint64_t gemm_sm90a_launch_count();
+std::uint64_t gemm_sm90a_wide_launch_count();
 
 // The path's TMA map encoding, exposed for the TMA wrapper test: a 16-bit
 // (f16/bf16) matrix [rows, cols] with contiguous cols and `row_stride`

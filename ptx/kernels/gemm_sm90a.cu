@@ -2,11 +2,13 @@
 // fp32 accumulation in registers via wgmma, fused epilogue.
 //
 // Block: 384 threads = 3 warpgroups. Warpgroup 0 is the producer: after
-// giving registers back (setmaxnreg.dec 40) one thread issues TMA loads of the
-// A tile [128 x 64] and B tile [128 x 64] (both K-major, 128B swizzle) into a
-// kStages-deep shared-memory ring. Warpgroups 1 and 2 are consumers
-// (setmaxnreg.inc 232): consumer c owns rows 64c..64c+63 of the 128 x 128
-// output tile and issues 4 wgmma m64n128k16 per k-block.
+// giving registers back (setmaxnreg.dec) one thread issues TMA loads of the A
+// tile [128 x 64] and B tile [kBlockN x 64] (both K-major, 128B swizzle) into
+// a kStages-deep shared-memory ring. Warpgroups 1 and 2 are consumers
+// (setmaxnreg.inc): consumer c owns rows 64c..64c+63 of the 128 x kBlockN
+// output tile and issues 4 wgmma m64nNk16 (N = kBlockN) per k-block. Two tile
+// shapes (gemm_sm90a_params.h GemmSm90aTile): narrow 128 x 128, wide
+// 128 x 256; the launcher picks wide when its tiles fill the SMs.
 //
 // Ring protocol, per stage s:
 //   full[s]  (1 arrival + TMA bytes): producer arrive.expect_tx(kStageBytes),
@@ -68,14 +70,14 @@
 
 namespace hal::ptx::gemm_sm90a {
 
-using Cfg = GemmSm90aConfig;
-
 #if HAL_PTX_SM90A
 
 constexpr int kConsumerWarpgroups = 2;
-constexpr int kKSteps = Cfg::kBlockK / 16;  // wgmma k16 per k-block
+constexpr int kKSteps = GemmSm90aNarrow::kBlockK / 16;  // wgmma k16 per k-block
+// A 128B-swizzled box of B N-major: [64 k][64 n], 128-byte rows.
+constexpr int kNBoxBytes = 64 * 128;
 
-template <bool kBNMajor>
+template <class Cfg, bool kBNMajor>
 __device__ __forceinline__ void producer(const GemmSm90aParams& p, uint8_t* ring, Mbarrier* full, Mbarrier* empty) {
   const int num_tiles = p.m_tiles * p.n_tiles;
   int stage = 0;
@@ -90,10 +92,11 @@ __device__ __forceinline__ void producer(const GemmSm90aParams& p, uint8_t* ring
       uint8_t* sa = ring + stage * Cfg::kStageBytes;
       TmaLoad2D::copy(sa, &p.a_map, full[stage], kb * Cfg::kBlockK, m0);
       if constexpr (kBNMajor) {
-        // Two [64 k][64 n] boxes (a 128B-swizzle row holds 64 n), side by side.
-        TmaLoad2D::copy(sa + Cfg::kTileABytes, &p.b_map, full[stage], n0, kb * Cfg::kBlockK);
-        TmaLoad2D::copy(sa + Cfg::kTileABytes + Cfg::kTileBBytes / 2, &p.b_map, full[stage], n0 + 64,
-                        kb * Cfg::kBlockK);
+        // kBlockN / 64 boxes of [64 k][64 n] (a 128B-swizzle row holds 64 n), side by side.
+#pragma unroll
+        for (int box = 0; box < Cfg::kBlockN / 64; ++box)
+          TmaLoad2D::copy(sa + Cfg::kTileABytes + box * kNBoxBytes, &p.b_map, full[stage], n0 + 64 * box,
+                          kb * Cfg::kBlockK);
       } else {
         TmaLoad2D::copy(sa + Cfg::kTileABytes, &p.b_map, full[stage], kb * Cfg::kBlockK, n0);
       }
@@ -105,7 +108,7 @@ __device__ __forceinline__ void producer(const GemmSm90aParams& p, uint8_t* ring
   }
 }
 
-template <class Mma, bool kBNMajor>
+template <class Cfg, class Mma, bool kBNMajor>
 __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t, uint8_t* ring, Mbarrier* full,
                                          Mbarrier* empty, float* epilogue_stage) {
   const int num_tiles = p.m_tiles * p.n_tiles;
@@ -113,13 +116,13 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
   float* stage_buf = epilogue_stage + (cw * 4 + warp) * (kGemmWarpStageBytes / 4);
   int stage = 0;
   uint32_t phase = 0;
-  float acc[64];
+  float acc[Cfg::kAccumulators];
   for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
     const GemmTileIndex at = gemm_sm90a_tile(tile, p.m_tiles, p.n_tiles);
     const int m0 = at.m * Cfg::kBlockM;
     const int n0 = at.n * Cfg::kBlockN;
 #pragma unroll
-    for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < Cfg::kAccumulators; ++i) acc[i] = 0.0f;
     // One k-block of wgmma stays in flight: k-block kb's wgmmas are issued
     // before k-block kb-1's are waited for, so the tensor cores never drain
     // between k-blocks. A stage is released only once the wgmmas that read it
@@ -130,21 +133,21 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
       const uint8_t* sa = ring + stage * Cfg::kStageBytes + cw * 64 * 128;
       const uint8_t* sb = ring + stage * Cfg::kStageBytes + Cfg::kTileABytes;
 #pragma unroll
-      for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
+      for (int i = 0; i < Cfg::kAccumulators; ++i) wgmma_fence_operand(acc[i]);
       wgmma_fence();
 #pragma unroll
       for (int k = 0; k < kKSteps; ++k) {
         // N-major B: k16 slice k = rows 16k.. of each box (2048 bytes apart); the
-        // 8-row groups are 1024 bytes apart (SBO), the two 64-wide n boxes
-        // kTileBBytes / 2 apart (LBO).
-        const uint64_t desc_b = kBNMajor ? make_wgmma_desc(sb + 2048 * k, Cfg::kTileBBytes / 2, 1024, WgmmaSwizzle::b128)
+        // 8-row groups are 1024 bytes apart (SBO), the 64-wide n boxes
+        // kNBoxBytes apart (LBO).
+        const uint64_t desc_b = kBNMajor ? make_wgmma_desc(sb + 2048 * k, kNBoxBytes, 1024, WgmmaSwizzle::b128)
                                          : make_wgmma_desc(sb + 32 * k, 16, 1024, WgmmaSwizzle::b128);
         Mma::fma(acc, make_wgmma_desc(sa + 32 * k, 16, 1024, WgmmaSwizzle::b128), desc_b, 1);
       }
       wgmma_commit();
       wgmma_wait<1>();  // k-block kb-1's group is done; kb's may still run
 #pragma unroll
-      for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
+      for (int i = 0; i < Cfg::kAccumulators; ++i) wgmma_fence_operand(acc[i]);
       if (prev_stage >= 0 && t == 0) empty[prev_stage].arrive();
       prev_stage = stage;
       if (++stage == Cfg::kStages) {
@@ -156,11 +159,11 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
     // stage used by this tile is released exactly once).
     wgmma_wait<0>();
 #pragma unroll
-    for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
+    for (int i = 0; i < Cfg::kAccumulators; ++i) wgmma_fence_operand(acc[i]);
     if (prev_stage >= 0 && t == 0) empty[prev_stage].arrive();
     // Epilogue straight from the accumulator fragments (layout in
-    // ptx/wgmma_sm90a.cuh), four 16 x 32 blocks per warp; column group j of
-    // the m64n128 fragment is acc[4j .. 4j + 3].
+    // ptx/wgmma_sm90a.cuh), kBlockN / 32 blocks of 16 x 32 per warp; column
+    // group j of the m64nN fragment is acc[4j .. 4j + 3].
     gemm_epilogue_warp<Cfg::kBlockN / 32>(p.g, 0, stage_buf, lane, [&](int i) {
       GemmBlock16x32 b;
 #pragma unroll
@@ -174,7 +177,7 @@ __device__ __forceinline__ void consumer(const GemmSm90aParams& p, int cw, int t
   }
 }
 
-template <class Mma, bool kBNMajor>
+template <class Cfg, class Mma, bool kBNMajor>
 __device__ __forceinline__ void run(const GemmSm90aParams& p) {
   extern __shared__ uint8_t smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
@@ -195,11 +198,11 @@ __device__ __forceinline__ void run(const GemmSm90aParams& p) {
   }
   __syncthreads();
   if (wg == 0) {
-    setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) producer<kBNMajor>(p, ring, full, empty);
+    setmaxnreg_dec<Cfg::kProducerRegisters>();
+    if (threadIdx.x == 0) producer<Cfg, kBNMajor>(p, ring, full, empty);
   } else {
-    setmaxnreg_inc<232>();
-    consumer<Mma, kBNMajor>(p, wg - 1, threadIdx.x % 128, ring, full, empty, epilogue_stage);
+    setmaxnreg_inc<Cfg::kConsumerRegisters>();
+    consumer<Cfg, Mma, kBNMajor>(p, wg - 1, threadIdx.x % 128, ring, full, empty, epilogue_stage);
   }
 }
 
@@ -207,41 +210,54 @@ __device__ __forceinline__ void run(const GemmSm90aParams& p) {
 
 }  // namespace hal::ptx::gemm_sm90a
 
-using hal::ptx::GemmSm90aParams;
+namespace hal::ptx::gemm_sm90a {
+// A stub outside sm_90a (run and the wgmma wrappers exist only there).
+template <class Cfg, class Mma, bool kBNMajor>
+__device__ __forceinline__ void entry(const GemmSm90aParams& p) {
+#if HAL_PTX_SM90A
+  run<Cfg, Mma, kBNMajor>(p);
+#else
+  (void)p;
+#endif
+}
+}  // namespace hal::ptx::gemm_sm90a
 
-// <dtype>: B K-major ([N, K]); <dtype>_bn: B N-major ([K, N]), wgmma transpose bit.
-extern "C" __global__ void __launch_bounds__(hal::ptx::GemmSm90aConfig::kThreads, 1)
+using hal::ptx::GemmSm90aNarrow;
+using hal::ptx::GemmSm90aWide;
+using hal::ptx::gemm_sm90a::entry;
+using namespace hal::ptx;  // the wgmma wrappers
+
+// <dtype>: B K-major ([N, K]); <dtype>_bn: B N-major ([K, N]), wgmma
+// transpose bit; hal_gemm_sm90a_wide_*: the 128 x 256 tile.
+extern "C" __global__ void __launch_bounds__(GemmSm90aNarrow::kThreads, 1)
     hal_gemm_sm90a_bf16(const __grid_constant__ GemmSm90aParams p) {
-#if HAL_PTX_SM90A
-  hal::ptx::gemm_sm90a::run<hal::ptx::WgmmaM64N128K16F32Bf16SS<0, 0>, false>(p);
-#else
-  (void)p;
-#endif
+  entry<GemmSm90aNarrow, WgmmaM64N128K16F32Bf16SS<0, 0>, false>(p);
 }
-
-extern "C" __global__ void __launch_bounds__(hal::ptx::GemmSm90aConfig::kThreads, 1)
+extern "C" __global__ void __launch_bounds__(GemmSm90aNarrow::kThreads, 1)
     hal_gemm_sm90a_bf16_bn(const __grid_constant__ GemmSm90aParams p) {
-#if HAL_PTX_SM90A
-  hal::ptx::gemm_sm90a::run<hal::ptx::WgmmaM64N128K16F32Bf16SS<0, 1>, true>(p);
-#else
-  (void)p;
-#endif
+  entry<GemmSm90aNarrow, WgmmaM64N128K16F32Bf16SS<0, 1>, true>(p);
 }
-
-extern "C" __global__ void __launch_bounds__(hal::ptx::GemmSm90aConfig::kThreads, 1)
+extern "C" __global__ void __launch_bounds__(GemmSm90aNarrow::kThreads, 1)
     hal_gemm_sm90a_f16(const __grid_constant__ GemmSm90aParams p) {
-#if HAL_PTX_SM90A
-  hal::ptx::gemm_sm90a::run<hal::ptx::WgmmaM64N128K16F32F16SS<0, 0>, false>(p);
-#else
-  (void)p;
-#endif
+  entry<GemmSm90aNarrow, WgmmaM64N128K16F32F16SS<0, 0>, false>(p);
 }
-
-extern "C" __global__ void __launch_bounds__(hal::ptx::GemmSm90aConfig::kThreads, 1)
+extern "C" __global__ void __launch_bounds__(GemmSm90aNarrow::kThreads, 1)
     hal_gemm_sm90a_f16_bn(const __grid_constant__ GemmSm90aParams p) {
-#if HAL_PTX_SM90A
-  hal::ptx::gemm_sm90a::run<hal::ptx::WgmmaM64N128K16F32F16SS<0, 1>, true>(p);
-#else
-  (void)p;
-#endif
+  entry<GemmSm90aNarrow, WgmmaM64N128K16F32F16SS<0, 1>, true>(p);
+}
+extern "C" __global__ void __launch_bounds__(GemmSm90aWide::kThreads, 1)
+    hal_gemm_sm90a_wide_bf16(const __grid_constant__ GemmSm90aParams p) {
+  entry<GemmSm90aWide, WgmmaM64N256K16F32Bf16SS<0, 0>, false>(p);
+}
+extern "C" __global__ void __launch_bounds__(GemmSm90aWide::kThreads, 1)
+    hal_gemm_sm90a_wide_bf16_bn(const __grid_constant__ GemmSm90aParams p) {
+  entry<GemmSm90aWide, WgmmaM64N256K16F32Bf16SS<0, 1>, true>(p);
+}
+extern "C" __global__ void __launch_bounds__(GemmSm90aWide::kThreads, 1)
+    hal_gemm_sm90a_wide_f16(const __grid_constant__ GemmSm90aParams p) {
+  entry<GemmSm90aWide, WgmmaM64N256K16F32F16SS<0, 0>, false>(p);
+}
+extern "C" __global__ void __launch_bounds__(GemmSm90aWide::kThreads, 1)
+    hal_gemm_sm90a_wide_f16_bn(const __grid_constant__ GemmSm90aParams p) {
+  entry<GemmSm90aWide, WgmmaM64N256K16F32F16SS<0, 1>, true>(p);
 }

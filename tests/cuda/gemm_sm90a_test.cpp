@@ -1,6 +1,6 @@
 // cuda:0 against the cpu device for the sm_90a (TMA + wgmma) GEMM path: bf16
 // and f16, A [M,K] row-major with B [N,K] (trans_b) or [K,N], whole tiles, edge tiles
-// (1000^3), a long K with bias + silu, beta != 0, a batched call; plus
+// (1000^3), a long K with bias + silu, beta != 0, the wide tile, a batched call; plus
 // bitwise run-to-run stability. On an sm_90 device with sm_90a code each test
 // also checks that the wgmma path really launched (its launch counter moved);
 // elsewhere the same calls exercise the fallback.
@@ -112,6 +112,29 @@ TEST(CudaGemmSm90a, BNMajorThroughTransposeBit) {
     check(g);
   }
   check({2048, 2048, 2048, DType::bf16, DType::f32, {}, false, true});
+}
+
+// The wide (128 x 256) tile runs when its tiles fill the SMs: 2200 x 4600
+// gives 18 x 18 of them. Edges in M and N (neither a tile multiple), both B
+// layouts, both epilogue forms (plain; bias + silu and alpha/beta staged).
+bool wide_expected() { return wgmma_expected() && cuda::path_enabled("wgmma_wide"); }
+
+TEST(CudaGemmSm90a, WideTilesBothLayoutsAndEpilogues) {
+  HAL_REQUIRE_CUDA();
+  const std::uint64_t before = cuda::gemm_sm90a_wide_launch_count();
+  for (DType t : {DType::bf16, DType::f16}) {
+    for (bool n_major : {false, true}) {
+      check({2200, 4600, 320, t, t, {}, false, n_major});
+      Case g{2200, 4600, 320, t, DType::f32, {}, true, n_major};
+      g.o.activation = Activation::silu;
+      g.o.alpha = 0.5f;
+      g.o.beta = -1.25f;
+      check(g);
+    }
+  }
+  if (wide_expected() && cuda::path_enabled("wgmma_bn")) {
+    EXPECT_EQ(cuda::gemm_sm90a_wide_launch_count(), before + 8) << "every call should have taken the wide tile";
+  }
 }
 
 TEST(CudaGemmSm90a, BatchedLoopsOnHost) {
