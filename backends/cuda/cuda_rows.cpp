@@ -83,21 +83,30 @@ bool use_register_rows(const ptx::RowsLayout& L) {
   return L.x_vec8 && L.y_vec8 && L.cols > kWarpRowMax && L.cols <= kRegMaxCols && L.cols % 8 == 0 &&
          L.rows <= 0x7fffffffLL && path_enabled("rows_reg");
 }
-// The group. 16-bit rows: the fewest threads (a power of two, 64..256: rows
-// are longer than kWarpRowMax) that
-// leave each at most kRegChunks 8-element chunks of the row, so that every
-// thread keeps kRegChunks loads in flight. f32 rows: a whole block. Measured
-// on the H200 (bench/results/h200-2026-11-30-aef8be6 and, for the trial of
-// small groups for f32 too, h200-2026-11-30-trials): bf16 rmsnorm and
-// layernorm on 1 GiB rose from 56% / 50% to 65% / 61% of copy bandwidth;
-// f32's fell from 97% / 93% to 94% / 92% (89% / 82% to 78% / 74% on 64 MiB)
-// with the smaller groups, so f32 keeps one row per block.
+// The group (softmax and the norms). 16-bit rows: the fewest threads (a power
+// of two, 64..256: rows are longer than kWarpRowMax) that leave each at most
+// kRegChunks 8-element chunks, so every thread keeps kRegChunks loads in
+// flight. f32 rows: a whole block. Measured on the H200
+// (bench/results/h200-2026-11-30-aef8be6 and, for small groups for f32 too,
+// h200-2026-11-30-trials): bf16 rmsnorm and layernorm on 1 GiB rose from
+// 56% / 50% to 65% / 61% of copy bandwidth; f32's fell from 97% / 93% to
+// 94% / 92% (89% / 82% to 78% / 74% on 64 MiB) with the smaller groups.
 ptx::RowsLayout with_register_row_group(ptx::RowsLayout L, DType x) {
   int t = 64;
   if (dtype_size(x) == 4) t = kBlockThreads;
   while (t < kBlockThreads && t * kRegChunks * 8 < L.cols) t *= 2;
   L.threads_per_row = t;
   return L;
+}
+
+// The kernel of a row group, from an op's three (64, 128, 256 threads): the
+// group size is a compile-time constant of each kernel.
+using RegRowKernels = const char* const[3];
+constexpr RegRowKernels kSoftmaxRegKernels = {"hal_softmax_rows_reg_t64", "hal_softmax_rows_reg_t128",
+                                              "hal_softmax_rows_reg"};
+constexpr RegRowKernels kNormRegKernels = {"hal_norm_rows_reg_t64", "hal_norm_rows_reg_t128", "hal_norm_rows_reg"};
+const char* register_rows_kernel(RegRowKernels& kernels, int threads_per_row) {
+  return kernels[threads_per_row == 64 ? 0 : threads_per_row == 128 ? 1 : 2];
 }
 
 }  // namespace
@@ -114,10 +123,8 @@ void run_softmax(CudaStream& s, const SoftmaxCall& call) {
   p.causal = call.causal;
   p.log = call.log;
   if (use_register_rows(p.layout)) {
-    // One block per row: smaller row groups (as for the norms) made this
-    // kernel spill (its per-element division calls a subroutine).
-    p.layout.threads_per_row = kBlockThreads;
-    launch(s, "hal_softmax_rows_reg", rows_launch(p.layout), p);
+    p.layout = with_register_row_group(p.layout, call.x.dtype);
+    launch(s, register_rows_kernel(kSoftmaxRegKernels, p.layout.threads_per_row), rows_launch(p.layout), p);
     return;
   }
   launch(s, "hal_softmax_rows", rows_launch(p.layout), p);
@@ -143,9 +150,7 @@ void run_norm(CudaStream& s, const NormCall& call) {
   p.rms = call.rms;
   if (use_register_rows(p.layout)) {
     p.layout = with_register_row_group(p.layout, call.x.dtype);
-    const int t = p.layout.threads_per_row;
-    launch(s, t == 64 ? "hal_norm_rows_reg_t64" : t == 128 ? "hal_norm_rows_reg_t128" : "hal_norm_rows_reg",
-           rows_launch(p.layout), p);
+    launch(s, register_rows_kernel(kNormRegKernels, p.layout.threads_per_row), rows_launch(p.layout), p);
     return;
   }
   launch(s, "hal_norm_rows", rows_launch(p.layout), p);

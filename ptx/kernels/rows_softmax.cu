@@ -68,26 +68,24 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_softmax_rows(Sof
           });
 }
 
-// The same softmax with the row held in registers, one 256-thread block per
-// row (RegRow with T = 256; the launcher checks the conditions): max, then
-// sum of exp(v - max), both in a fixed order, then one write. Special values
-// as in the reference: a NaN or +inf among the unmasked entries, or unmasked
+// The same softmax with the row held in registers (see RegRow; the launcher
+// checks the conditions and picks the kernel of the row group): max, then sum
+// of exp(v - max), both in a fixed order, then one write. Special values as
+// in the reference: a NaN or +inf among the unmasked entries, or unmasked
 // entries all -inf, make the row NaN (through the sum); a row with every key
-// masked is 0 / -inf. Smaller row groups, as the norms use for 16-bit rows,
-// made this kernel spill (up to 100 bytes at 64 or 80 registers), so it keeps
-// one row per block.
-extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_softmax_rows_reg(SoftmaxParams p) {
+// masked is 0 / -inf.
+template <int T>
+__device__ __forceinline__ void softmax_rows_reg(const SoftmaxParams& p) {
   __shared__ float scratch[kBlockThreads / 32];
   const RowsLayout& L = p.layout;
-  const int64_t row = blockIdx.x;  // one 256-thread block per row (threads_per_row is 256)
+  const RegRow<T> r = reg_row<T>(L);
   const ElemType xt = static_cast<ElemType>(p.x_type), yt = static_cast<ElemType>(p.y_type);
-  const RowOffsets o = row_offsets(L, row);
+  const RowOffsets o = row_offsets(L, r.row);
   const void* xrow = offset_ptr(p.x, xt, o.x);
   void* yrow = offset_ptr(p.y, yt, o.y);
-  const int64_t chunks = L.cols / 8;
 
   float v[kRegChunks][8];
-  load_row_regs(xrow, xt, RegRow<kBlockThreads>{row, static_cast<int32_t>(chunks), static_cast<int32_t>(threadIdx.x)}, v);
+  load_row_regs(xrow, xt, r, v);
 
   int64_t valid = L.cols;
   if (p.causal) {
@@ -100,38 +98,53 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_softmax_rows_
   float m = -INFINITY;
 #pragma unroll
   for (int k = 0; k < kRegChunks; ++k) {
-    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
+    const int64_t c = r.chunk(k);
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       v[k][e] *= scale;
-      if (c < chunks && c * 8 + e < valid) m = fmaxf(m, v[k][e]);
+      if (c < r.chunks && c * 8 + e < valid) m = fmaxf(m, v[k][e]);
     }
   }
-  m = group_allreduce(m, kBlockThreads, [](float a, float b) { return fmaxf(a, b); }, scratch);
+  m = group_allreduce(m, T, [](float a, float b) { return fmaxf(a, b); }, scratch);
 
+  const bool log_out = p.log;
   float s = 0.0f;
 #pragma unroll
   for (int k = 0; k < kRegChunks; ++k) {
-    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
+    const int64_t c = r.chunk(k);
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       v[k][e] -= m;
-      if (c < chunks && c * 8 + e < valid) s += expf(v[k][e]);
+      if (c < r.chunks && c * 8 + e < valid) {
+        const float x = expf(v[k][e]);
+        s += x;
+        if (!log_out) v[k][e] = x;
+      }
     }
   }
-  s = group_allreduce(s, kBlockThreads, [](float a, float b) { return a + b; }, scratch);
+  s = group_allreduce(s, T, [](float a, float b) { return a + b; }, scratch);
 
-  const bool log_out = p.log;
   const float log_s = logf(s);
 #pragma unroll
   for (int k = 0; k < kRegChunks; ++k) {
-    const int64_t c = threadIdx.x + static_cast<int64_t>(k) * kBlockThreads;
-    if (c >= chunks) continue;
+    const int64_t c = r.chunk(k);
+    if (c >= r.chunks) continue;
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       if (c * 8 + e >= valid) v[k][e] = log_out ? -INFINITY : 0.0f;
-      else v[k][e] = log_out ? v[k][e] - log_s : expf(v[k][e]) / s;
+      else v[k][e] = log_out ? v[k][e] - log_s : v[k][e] / s;
     }
     store8(yrow, yt, c, v[k]);
   }
+}
+
+// One kernel per row group (RowsLayout::threads_per_row, picked by the launcher).
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_softmax_rows_reg(SoftmaxParams p) {
+  softmax_rows_reg<256>(p);
+}
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_softmax_rows_reg_t128(SoftmaxParams p) {
+  softmax_rows_reg<128>(p);
+}
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_softmax_rows_reg_t64(SoftmaxParams p) {
+  softmax_rows_reg<64>(p);
 }
