@@ -37,39 +37,36 @@ extern "C" __global__ void cast_strided(const CastParams p) {
 }
 
 namespace {
-// Contiguous cast, 8 elements per thread: one 8-, 16- or 2x16-byte load of x,
-// the same scalar conversions as cast_strided (so results are bit-identical),
-// one 8-, 16- or 2x16-byte store of y. Only floating types reach it.
-__device__ __forceinline__ void load8_as_float(const void* base, ElemType t, int64_t chunk, float v[8]) {
+// Contiguous cast in units of 4 elements (16, 8 or 4 bytes of x or y): lane l
+// of a warp takes units l and l + 32 of the warp's 256 elements, so every
+// load and every store instruction of the warp covers one contiguous span
+// whatever the two element sizes are. (Eight contiguous elements per lane,
+// as before, made bf16 -> f32 store 32 bytes per lane: Nsight Compute showed
+// the L1 at 80% and DRAM at 56% on the H200.) The conversions are
+// cast_strided's (load_as_float / store_from_float semantics), so results are
+// bit-identical.
+__device__ __forceinline__ void load4_as_float(const void* base, ElemType t, int64_t unit, float v[4]) {
   switch (t) {
     case ElemType::f32: {
-      const float4* q = static_cast<const float4*>(base) + 2 * chunk;
-      const float4 a = q[0], b = q[1];
-      v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w; v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+      const float4 a = static_cast<const float4*>(base)[unit];
+      v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
       return;
     }
     case ElemType::f16:
     case ElemType::bf16: {
-      const uint4 u = static_cast<const uint4*>(base)[chunk];
-      const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+      const uint2 u = static_cast<const uint2*>(base)[unit];
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        const uint16_t lo = static_cast<uint16_t>(w[k] & 0xffffu), hi = static_cast<uint16_t>(w[k] >> 16);
-        if (t == ElemType::f16) {
-          v[2 * k] = __half2float(__ushort_as_half(lo));
-          v[2 * k + 1] = __half2float(__ushort_as_half(hi));
-        } else {
-          v[2 * k] = __bfloat162float(__ushort_as_bfloat16(lo));
-          v[2 * k + 1] = __bfloat162float(__ushort_as_bfloat16(hi));
-        }
+        const uint16_t h = static_cast<uint16_t>(((k < 2) ? u.x : u.y) >> (16 * (k % 2)));
+        v[k] = t == ElemType::f16 ? __half2float(__ushort_as_half(h)) : __bfloat162float(__ushort_as_bfloat16(h));
       }
       return;
     }
-    default: {  // fp8: 8 bytes
-      const uint2 u = static_cast<const uint2*>(base)[chunk];
+    default: {  // fp8: 4 bytes
+      const uint32_t u = static_cast<const uint32_t*>(base)[unit];
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const auto byte = static_cast<__nv_fp8_storage_t>((k < 4 ? u.x : u.y) >> (8 * (k % 4)));
+      for (int k = 0; k < 4; ++k) {
+        const auto byte = static_cast<__nv_fp8_storage_t>(u >> (8 * k));
         if (t == ElemType::f8e4m3) {
           __nv_fp8_e4m3 e;
           e.__x = byte;
@@ -85,19 +82,14 @@ __device__ __forceinline__ void load8_as_float(const void* base, ElemType t, int
   }
 }
 
-__device__ __forceinline__ void store8_from_float(void* base, ElemType t, int64_t chunk, const float v[8]) {
+__device__ __forceinline__ void store4_from_float(void* base, ElemType t, int64_t unit, const float v[4]) {
   switch (t) {
-    case ElemType::f32: {
-      float4* q = static_cast<float4*>(base) + 2 * chunk;
-      q[0] = make_float4(v[0], v[1], v[2], v[3]);
-      q[1] = make_float4(v[4], v[5], v[6], v[7]);
-      return;
-    }
+    case ElemType::f32: static_cast<float4*>(base)[unit] = make_float4(v[0], v[1], v[2], v[3]); return;
     case ElemType::f16:
     case ElemType::bf16: {
-      uint32_t w[4];
+      uint32_t w[2];
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
+      for (int k = 0; k < 2; ++k) {
         uint16_t lo, hi;
         if (t == ElemType::f16) {
           lo = __half_as_ushort(__float2half_rn(v[2 * k]));
@@ -108,18 +100,15 @@ __device__ __forceinline__ void store8_from_float(void* base, ElemType t, int64_
         }
         w[k] = static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
       }
-      static_cast<uint4*>(base)[chunk] = make_uint4(w[0], w[1], w[2], w[3]);
+      static_cast<uint2*>(base)[unit] = make_uint2(w[0], w[1]);
       return;
     }
-    default: {  // fp8: 8 bytes, the same saturating conversion as store_from_float
+    default: {  // fp8: 4 bytes, the same saturating conversion as store_from_float
       const __nv_fp8_interpretation_t kind = t == ElemType::f8e4m3 ? __NV_E4M3 : __NV_E5M2;
-      uint2 u = make_uint2(0, 0);
+      uint32_t u = 0;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const uint32_t byte = __nv_cvt_float_to_fp8(v[k], __NV_SATFINITE, kind);
-        if (k < 4) u.x |= byte << (8 * k); else u.y |= byte << (8 * (k - 4));
-      }
-      static_cast<uint2*>(base)[chunk] = u;
+      for (int k = 0; k < 4; ++k) u |= static_cast<uint32_t>(__nv_cvt_float_to_fp8(v[k], __NV_SATFINITE, kind)) << (8 * k);
+      static_cast<uint32_t*>(base)[unit] = u;
       return;
     }
   }
@@ -127,32 +116,43 @@ __device__ __forceinline__ void store8_from_float(void* base, ElemType t, int64_
 }  // namespace
 
 // x and y contiguous, both 16-byte aligned, floating types only (the launcher
-// checks); shape and strides are ignored. Elements past the last whole chunk
-// of 8 are converted one at a time.
+// checks); shape and strides are ignored. Elements past the last whole group
+// of 256 are converted one at a time.
 extern "C" __global__ void __launch_bounds__(256) cast_contiguous(const CastParams p) {
   const auto tx = static_cast<ElemType>(p.x_dtype);
   const auto ty = static_cast<ElemType>(p.y_dtype);
   const bool scaled = p.scale != 1.0f;
-  const int64_t chunks = p.n / 8, stride = grid_threads();
-  // Two grid-stride chunks per step, both loaded before either is converted
-  // (more bytes in flight per thread; see elementwise.cu contiguous_map).
-  int64_t c = global_thread();
-  for (; c < chunks; c += 2 * stride) {
-    const bool second = c + stride < chunks;
-    float v[2][8];
-    load8_as_float(p.x, tx, c, v[0]);
-    if (second) load8_as_float(p.x, tx, c + stride, v[1]);
+  // Work item c: lane c % 32 of group c / 32 (blocks are whole warps and the
+  // grid stride is a multiple of 32, so a warp's items share one group).
+  const int64_t groups = p.n / 256, items = groups * 32, stride = grid_threads();
+  // Two items per step (four units), all loads before any conversion.
+  for (int64_t c = global_thread(); c < items; c += 2 * stride) {
+    const bool second = c + stride < items;
+    int64_t unit[4];
+    float v[4][4];
 #pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      if (u == 1 && !second) break;
+    for (int i = 0; i < 2; ++i) {
+      const int64_t ci = c + i * stride;
+      unit[2 * i] = (ci / 32) * 64 + ci % 32;
+      unit[2 * i + 1] = unit[2 * i] + 32;
+    }
+    load4_as_float(p.x, tx, unit[0], v[0]);
+    load4_as_float(p.x, tx, unit[1], v[1]);
+    if (second) {
+      load4_as_float(p.x, tx, unit[2], v[2]);
+      load4_as_float(p.x, tx, unit[3], v[3]);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      if (u >= 2 && !second) break;
       if (scaled) {
 #pragma unroll
-        for (int k = 0; k < 8; ++k) v[u][k] *= p.scale;
+        for (int k = 0; k < 4; ++k) v[u][k] *= p.scale;
       }
-      store8_from_float(p.y, ty, c + u * stride, v[u]);
+      store4_from_float(p.y, ty, unit[u], v[u]);
     }
   }
-  for (int64_t i = chunks * 8 + global_thread(); i < p.n; i += stride) {
+  for (int64_t i = groups * 256 + global_thread(); i < p.n; i += stride) {
     float v = load_as_float(p.x, tx, i);
     if (scaled) v *= p.scale;
     store_from_float(p.y, ty, i, v);
