@@ -2,13 +2,14 @@
 //
 // IEEE special values follow from the C library: neg/abs flip/clear the sign
 // bit (neg(-0) = +0, abs(-0) = +0), exp(-inf) = 0, log(0) = -inf, log(x < 0) =
-// NaN, sqrt(-0) = -0, rsqrt(+0) = +inf. relu maps every non-positive number,
+// NaN, sqrt(-0) = -0, rsqrt(+0) = +inf (log_approx.h's log returns the same).
+// relu maps every non-positive number,
 // -0 included, to +0 and keeps NaN (cpu_ref/activation.h, which also holds
 // the gelus, sigmoid and silu that the fp64 oracle computes). In fp32, exp,
 // sigmoid, silu, the gelus and tanh run on the vector kernels' exp
 // (vector_kernels.h, <= 2 ulp; the contract allows 4; gelu_approx.h,
-// tanh_approx.h), which is what makes them memory-bound rather than
-// libm-bound.
+// tanh_approx.h) and log on their log (log_approx.h), which is what makes
+// them memory-bound rather than libm-bound.
 #include <cmath>
 #include <optional>
 #include <type_traits>
@@ -47,8 +48,8 @@ void unary_run(UnaryKind kind, const T* x, T* y, std::int64_t n) {
 }
 
 // fp32: exp and the exp-based maps (sigmoid, silu, the gelus, tanh) take the
-// vector kernels' exp (<= 2 ulp, vector_kernels.h; gelu_approx.h) instead of
-// the C library, one call per element.
+// vector kernels' exp (<= 2 ulp, vector_kernels.h; gelu_approx.h), and log
+// their log (log_approx.h), instead of the C library, one call per element.
 void unary_run(UnaryKind kind, const float* x, float* y, std::int64_t n) {
   switch (kind) {
     case UnaryKind::exp: return vector_kernels().exp(x, y, n);
@@ -57,6 +58,7 @@ void unary_run(UnaryKind kind, const float* x, float* y, std::int64_t n) {
     case UnaryKind::gelu: return vector_kernels().gelu(x, y, n);
     case UnaryKind::gelu_tanh: return vector_kernels().gelu_tanh(x, y, n);
     case UnaryKind::tanh: return vector_kernels().tanh(x, y, n);
+    case UnaryKind::log: return vector_kernels().log(x, y, n);
     default: return unary_run<float>(kind, x, y, n);
   }
 }
@@ -71,12 +73,13 @@ std::optional<FusedOp> fused_form(UnaryKind kind) {
     case UnaryKind::gelu: return FusedOp::gelu;
     case UnaryKind::gelu_tanh: return FusedOp::gelu_tanh;
     case UnaryKind::tanh: return FusedOp::tanh;
+    case UnaryKind::log: return FusedOp::log;
     case UnaryKind::relu: return FusedOp::relu;
     case UnaryKind::neg: return FusedOp::neg;
     case UnaryKind::abs: return FusedOp::abs;
     case UnaryKind::sqrt: return FusedOp::sqrt;
     case UnaryKind::rsqrt: return FusedOp::rsqrt;
-    default: return std::nullopt;  // log: the C library's
+    default: return std::nullopt;
   }
 }
 

@@ -20,9 +20,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "cpu_ref/exp_approx.h"
 #include "cpu_ref/gelu_approx.h"
+#include "cpu_ref/log_approx.h"
 #include "cpu_ref/tanh_approx.h"
 #include "cpu_ref/half_convert.h"
 #include "cpu_ref/vector_kernels.h"
@@ -295,6 +297,49 @@ HAL_ALWAYS_INLINE __m256 relu8(__m256 x) { return _mm256_and_ps(_mm256_cmp_ps(x,
 HAL_ALWAYS_INLINE __m256 neg8(__m256 x) { return _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); }
 // IEEE square root and its correctly rounded reciprocal: the bits of the
 // scalar std::sqrt and 1 / std::sqrt (the NaN of a negative input included).
+// log_approx.h's log, 8 lanes, with FMA: m 2^e with m in [sqrt(1/2), sqrt(2)],
+// then the polynomial in f = m - 1. x must be a positive normal number or
+// have gone through log8_general's scaling (tiny: the lanes scaled by 2^23).
+HAL_ALWAYS_INLINE __m256 log8_core(__m256 x, __m256 tiny) {
+  using namespace log_approx;
+  const __m256i bits = _mm256_castps_si256(x);
+  __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
+  e = _mm256_sub_epi32(e, _mm256_and_si256(_mm256_castps_si256(tiny), _mm256_set1_epi32(23)));
+  __m256 m = _mm256_castsi256_ps(
+      _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x3f800000)));
+  const __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(kSqrt2), _CMP_GT_OQ);
+  m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+  e = _mm256_sub_epi32(e, _mm256_castps_si256(big));  // all-ones lanes: e + 1
+  const __m256 f = _mm256_sub_ps(m, _mm256_set1_ps(1.0f)), z = _mm256_mul_ps(f, f), ef = _mm256_cvtepi32_ps(e);
+  __m256 p = _mm256_set1_ps(kP[0]);
+  for (int k = 1; k < 9; ++k) p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kP[k]));
+  __m256 y = _mm256_mul_ps(_mm256_mul_ps(f, z), p);
+  y = _mm256_fmadd_ps(_mm256_set1_ps(kLn2Lo), ef, y);
+  y = _mm256_fmadd_ps(_mm256_set1_ps(-0.5f), z, y);
+  return _mm256_fmadd_ps(_mm256_set1_ps(kLn2Hi), ef, _mm256_add_ps(f, y));
+}
+
+// Rare (a lane subnormal, <= 0, inf or NaN): out of line, as exp8_general.
+// Special lanes as log_scalar returns them: +-0 -> -inf; negative -> NaN;
+// +inf -> +inf; NaN -> x quietened.
+inline __attribute__((noinline)) __m256 log8_general(__m256 x) {
+  const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(std::numeric_limits<float>::min()), _CMP_LT_OQ);
+  __m256 r = log8_core(_mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(log_approx::kSubnormalScale)), tiny), tiny);
+  const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  r = _mm256_blendv_ps(r, _mm256_add_ps(x, x), _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q), _mm256_cmp_ps(x, inf, _CMP_EQ_OQ)));
+  r = _mm256_blendv_ps(r, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+  return _mm256_blendv_ps(r, _mm256_xor_ps(inf, _mm256_set1_ps(-0.0f)), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
+}
+
+HAL_ALWAYS_INLINE __m256 log8(__m256 x) {
+  // Every lane a positive normal finite number, or the general path (the
+  // compare is unordered-true, so NaN lanes go there too).
+  const __m256 normal = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(std::numeric_limits<float>::min()), _CMP_GE_OQ),
+                                      _mm256_cmp_ps(x, _mm256_set1_ps(std::numeric_limits<float>::infinity()), _CMP_LT_OQ));
+  if (_mm256_movemask_ps(normal) != 0xff) return log8_general(x);
+  return log8_core(x, _mm256_setzero_ps());
+}
+
 HAL_ALWAYS_INLINE __m256 sqrt8(__m256 x) { return _mm256_sqrt_ps(x); }
 HAL_ALWAYS_INLINE __m256 rsqrt8(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(x)); }
 

@@ -118,6 +118,7 @@ HAL_FLATTEN void map1_fused_run(FusedOp op, const void* x, DType t, void* y, std
     case FusedOp::gelu_tanh:
       return fused2(x, x, t, y, n, streaming, UnaryMap<gelu_tanh8, gelu_tanh8x2>{});
     case FusedOp::tanh: return fused2(x, x, t, y, n, streaming, UnaryMap<tanh8, tanh8x2>{});
+    case FusedOp::log: return fused2(x, x, t, y, n, streaming, UnaryMap<log8, each_of_pair<log8>>{});
     case FusedOp::relu: return fused2(x, x, t, y, n, streaming, UnaryMap<relu8, each_of_pair<relu8>>{});
     case FusedOp::neg: return fused2(x, x, t, y, n, streaming, UnaryMap<neg8, each_of_pair<neg8>>{});
     case FusedOp::abs: return fused2(x, x, t, y, n, streaming, UnaryMap<abs8, each_of_pair<abs8>>{});

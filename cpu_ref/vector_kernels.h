@@ -30,7 +30,7 @@ namespace hal::cpu_ref {
 // (1 / sqrt) are exact or correctly rounded, the bits of the scalar forms of
 // cpu_ref/unary.cpp; swiglu is silu(a) * b.
 enum class FusedOp : std::uint8_t {
-  add, sub, mul, div, maximum, minimum, exp, sigmoid, silu, gelu, gelu_tanh, tanh, relu, neg, abs, sqrt, rsqrt, swiglu
+  add, sub, mul, div, maximum, minimum, exp, sigmoid, silu, gelu, gelu_tanh, tanh, log, relu, neg, abs, sqrt, rsqrt, swiglu
 };
 
 // A row's max (NaN need not propagate, as in VectorKernels::max) and its
@@ -68,6 +68,9 @@ struct VectorKernels {
   void (*gelu_tanh)(const float* x, float* y, std::int64_t n);
   // tanh within the contract's 4 ulp (tanh_approx.h), on this exp.
   void (*tanh)(const float* x, float* y, std::int64_t n);
+  // Natural log within the contract's bound (log_approx.h: Cephes' form,
+  // about 1 ulp), C library special values.
+  void (*log)(const float* x, float* y, std::int64_t n);
   void (*swiglu)(const float* g, const float* u, float* y, std::int64_t n);
   // y = x * s.
   void (*scale)(const float* x, float s, float* y, std::int64_t n);

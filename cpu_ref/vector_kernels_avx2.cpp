@@ -127,6 +127,7 @@ HAL_FLATTEN void silu_run(const float* x, float* y, std::int64_t n) {
 HAL_FLATTEN void gelu_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, gelu8); }
 HAL_FLATTEN void gelu_tanh_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, gelu_tanh8); }
 HAL_FLATTEN void tanh_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, tanh8); }
+HAL_FLATTEN void log_run(const float* x, float* y, std::int64_t n) { map1(x, y, n, log8); }
 HAL_FLATTEN void swiglu_run(const float* g, const float* u, float* y, std::int64_t n) {
   map2(g, u, y, n, [](__m256 a, __m256 b) { return _mm256_mul_ps(silu8(a), b); });
 }
@@ -550,7 +551,7 @@ const VectorKernels* vector_kernels_avx2() {
   using namespace avx2;
   static const VectorKernels table{
       "avx2",  widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, gelu_run,
-      gelu_tanh_run, tanh_run, swiglu_run, scale_run,
+      gelu_tanh_run, tanh_run, log_run, swiglu_run, scale_run,
       max_run, sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,

@@ -9,6 +9,7 @@
 
 #include "cpu_ref/exp_approx.h"
 #include "cpu_ref/gelu_approx.h"
+#include "cpu_ref/log_approx.h"
 #include "cpu_ref/tanh_approx.h"
 #include "cpu_ref/half_convert.h"
 #include "cpu_ref/rows_math.h"
@@ -94,6 +95,9 @@ void gelu_run(const float* x, float* y, std::int64_t n) {
 }
 void gelu_tanh_run(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = gelu_approx::gelu_tanh_scalar(x[i]);
+}
+void log_run(const float* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = log_approx::log_scalar(x[i]);
 }
 void tanh_run(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = tanh_approx::tanh_scalar(x[i]);
@@ -225,7 +229,7 @@ void weighted_row_sum_run(const float* p, const void* rows, DType rows_type, std
 const VectorKernels& vector_kernels_portable() {
   static const VectorKernels table{
       "portable", widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, gelu_run,
-      gelu_tanh_run, tanh_run, swiglu_run, scale_run,
+      gelu_tanh_run, tanh_run, log_run, swiglu_run, scale_run,
       max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,

@@ -194,7 +194,8 @@ TEST(CpuElementwiseFastPath, StreamingStoresGiveThePlainBits) {
                                         std::pair<FusedOp, Entry>{FusedOp::exp, k->exp},
                                         std::pair<FusedOp, Entry>{FusedOp::gelu, k->gelu},
                                         std::pair<FusedOp, Entry>{FusedOp::gelu_tanh, k->gelu_tanh},
-                                        std::pair<FusedOp, Entry>{FusedOp::tanh, k->tanh}}) {
+                                        std::pair<FusedOp, Entry>{FusedOp::tanh, k->tanh},
+                                        std::pair<FusedOp, Entry>{FusedOp::log, k->log}}) {
           entry(wide.data(), out.data(), n);
           std::vector<std::uint32_t> composed(512);
           k->narrow(composed.data(), t, n, out.data());

@@ -266,6 +266,54 @@ TEST(CpuVectorTanh, WithinTheContractOverADenseSweep) {
   }
 }
 
+// log (log_approx.h) against the fp64 log over every 397th positive float
+// (subnormals included) and the 20,000 floats around 1, where log x ~ x - 1
+// is small: within the contract's bound 4 eps32 (|log x| + 1), and within
+// 2 ulp of the result relative to itself away from 1 (Cephes' form is about
+// 1 ulp; a wrong coefficient or a lost ln2 term shows there first). Special
+// values as the C library gives them.
+TEST(CpuVectorLog, WithinTheContractOverADenseSweep) {
+  std::vector<float> xs;
+  for (float x : every_nth_finite_float(397))
+    if (x > 0.0f) xs.push_back(x);
+  float v = 1.0f;
+  for (int i = 0; i < 10000; ++i) v = std::nextafter(v, 0.0f);
+  for (int i = 0; i < 20000; ++i, v = std::nextafter(v, 2.0f)) xs.push_back(v);
+  const double eps32 = 0x1p-23;
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    std::vector<float> ys(xs.size());
+    k->log(xs.data(), ys.data(), static_cast<std::int64_t>(xs.size()));
+    double worst = 0, worst_rel = 0;
+    float worst_x = 0, worst_rel_x = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double ref = std::log(static_cast<double>(xs[i]));
+      const double err = std::fabs(static_cast<double>(ys[i]) - ref);
+      const double ratio = err / (4 * eps32 * (std::fabs(ref) + 1));
+      if (ratio > worst) worst = ratio, worst_x = xs[i];
+      if (std::fabs(ref) > 0.5 && err / (eps32 * std::fabs(ref)) > worst_rel) worst_rel = err / (eps32 * std::fabs(ref)), worst_rel_x = xs[i];
+    }
+    std::printf("[ %s ] log worst error / bound = %.3f at x = %g; worst %.2f ulp (|log x| > 0.5) at x = %g\n", k->name,
+                worst, static_cast<double>(worst_x), worst_rel, static_cast<double>(worst_rel_x));
+    EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
+    EXPECT_LE(worst_rel, 2.0) << "at x = " << worst_rel_x;
+    const float inf = std::numeric_limits<float>::infinity();
+    const float sx[] = {std::numeric_limits<float>::quiet_NaN(), inf, 0.0f, -0.0f, -1.0f, -inf, 1.0f,
+                        std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()};
+    float sy[9];
+    k->log(sx, sy, 9);
+    EXPECT_TRUE(std::isnan(sy[0]));
+    EXPECT_EQ(sy[1], inf);
+    EXPECT_EQ(sy[2], -inf);
+    EXPECT_EQ(sy[3], -inf);
+    EXPECT_TRUE(std::isnan(sy[4]));
+    EXPECT_TRUE(std::isnan(sy[5]));
+    EXPECT_EQ(sy[6], 0.0f);
+    EXPECT_NEAR(sy[7], std::log(static_cast<double>(sx[7])), 4 * eps32 * 104);
+    EXPECT_NEAR(sy[8], std::log(static_cast<double>(sx[8])), 4 * eps32 * 89);
+  }
+}
+
 // The scalar gelu_tanh of the GEMM epilogue (cpu_ref/activation.h) keeps its
 // negative tail: 0.5 x (1 + tanh(u)) rounds 1 + tanh(u) to 0 below x ~ -5 in
 // fp32 (the H200 test against the CPU caught the GPU's copy of that form),
