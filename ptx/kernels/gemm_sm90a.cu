@@ -12,8 +12,9 @@
 //
 // Ring protocol, per stage s:
 //   full[s]  (1 arrival + TMA bytes): producer arrive.expect_tx(kStageBytes),
-//            then the two TMA loads complete exactly kStageBytes (TMA counts
-//            the whole box, out-of-bounds parts zero-filled included).
+//            then the stage's TMA loads (A, and B as one box or kBlockN / 64
+//            boxes) complete exactly kStageBytes (TMA counts the whole box,
+//            out-of-bounds parts zero-filled included).
 //   empty[s] (2 arrivals): one thread per consumer warpgroup arrives once
 //            the wgmmas that read stage s have completed: after issuing the
 //            next k-block's wgmmas and wgmma.wait_group 1 (one k-block in
@@ -21,8 +22,8 @@
 //            one warpgroup-wide operation, so its completion seen by one
 //            thread is its completion for all 128. FlashAttention-3 and
 //            DeepGEMM release stages this way; FA3 measured all-thread
-//            arrivals (what this kernel did before) as a slowdown. Not yet
-//            timed on a GPU here (see bench/results).
+//            arrivals (what this kernel did before) as a slowdown. (Run on
+//            the H200 since 884a693; its own effect was not timed apart.)
 // Both sides walk the same (tile, k-block) sequence, so the ring index and
 // parity agree; parity flips on each ring wrap. The producer's first pass
 // waits for parity 1 of empty[s], which a fresh mbarrier reports as complete.
@@ -38,8 +39,8 @@
 // bytes into the row, which the hardware swizzles like the TMA did because
 // each stage is 1024-byte aligned.
 //
-// B N-major (the *_bn kernels): B [K, N] with N contiguous is loaded as two
-// [64 k][64 n] boxes per stage (128-byte rows of n, 128B swizzle) and read by
+// B N-major (the *_bn kernels): B [K, N] with N contiguous is loaded as
+// kBlockN / 64 [64 k][64 n] boxes per stage (128-byte rows of n, 128B swizzle) and read by
 // wgmma with the transpose bit (16-bit types only), canonical MN-major layout
 // ((8,8,2) n, (8,k)) : ((1,8,LBO = 8 KiB), (64,SBO = 1 KiB)) in elements/bytes.
 //
