@@ -19,7 +19,7 @@ namespace hal::cuda {
 
 namespace {
 
-constexpr int kBlockThreads = 256;
+constexpr int kBlockThreads = ptx::kRowsBlockThreads;
 // Rows up to this length get one warp each; longer ones a whole block.
 constexpr std::int64_t kWarpRowMax = 1024;
 
@@ -76,9 +76,9 @@ std::uint8_t code(DType t) { return static_cast<std::uint8_t>(t); }
 // The "rows_reg" kernels hold a whole row in registers, a group of threads
 // per row: rows of x and y contiguous and 16-byte aligned (f32/f16/bf16), a
 // multiple of 8 columns, longer than a warp's rows and at most 8192 (8 x 256
-// threads x 4 chunks, ptx/kernels/rows_common.cuh kRegMaxCols / kRegChunks).
-constexpr std::int64_t kRegMaxCols = 8192;
-constexpr std::int64_t kRegChunks = 4;
+// threads x 4 chunks, ptx::kRegMaxCols / ptx::kRegChunks).
+using ptx::kRegChunks;
+using ptx::kRegMaxCols;
 bool use_register_rows(const ptx::RowsLayout& L) {
   return L.x_vec8 && L.y_vec8 && L.cols > kWarpRowMax && L.cols <= kRegMaxCols && L.cols % 8 == 0 &&
          L.rows <= 0x7fffffffLL && path_enabled("rows_reg");

@@ -15,7 +15,7 @@
 
 namespace hal::ptx::rows {
 
-inline constexpr int kBlockThreads = 256;
+inline constexpr int kBlockThreads = kRowsBlockThreads;
 
 __device__ __forceinline__ int elem_bytes(ElemType t) {
   switch (t) {
@@ -139,16 +139,13 @@ __device__ __forceinline__ void map_row(const void* xrow, ElemType xt, int64_t x
 // --- whole row in registers (the "rows_reg" kernels) ----------------------
 // A group of T = RowsLayout::threads_per_row threads per row (64, 128 or
 // 256), 256 / T rows per 256-thread block; the row contiguous, 16-byte
-// aligned, of f32/f16/bf16, cols % 8 == 0 and cols <= 8 * 256 * kRegChunks
-// (8192). Lane l of the group holds chunks l, l + T, ... (8 elements each);
+// aligned, of f32/f16/bf16, cols % 8 == 0 and cols <= kRegMaxCols (8192,
+// rows_params.h). Lane l of the group holds chunks l, l + T, ... (8 elements each);
 // the launcher picks the smallest T that leaves at most kRegChunks chunks to
 // a lane, so short rows still put kRegChunks loads in flight per thread
 // (with T = 256 for every row, a 4096-wide bf16 row left two of them idle
 // and the H200 reached 56% of copy bandwidth). The row is read from global
 // memory once, every load issued before any arithmetic.
-inline constexpr int kRegChunks = 4;
-inline constexpr int64_t kRegMaxCols = 8LL * kBlockThreads * kRegChunks;
-
 template <int T>
 struct RegRow {
   int64_t row;    // may be past the last row in the block's last group: then chunks == 0

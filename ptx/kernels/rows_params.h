@@ -12,6 +12,14 @@ namespace hal::ptx {
 
 inline constexpr int kRowsMaxOuterRank = 7;
 
+// Launch geometry shared by the row kernels (rows_common.cuh) and their
+// launcher (backends/cuda/cuda_rows.cpp): 256-thread blocks; the "rows_reg"
+// kernels hold a row in registers, at most kRegChunks 8-element chunks per
+// thread, so rows of at most kRegMaxCols.
+inline constexpr int kRowsBlockThreads = 256;
+inline constexpr int kRegChunks = 4;
+inline constexpr int64_t kRegMaxCols = 8LL * kRowsBlockThreads * kRegChunks;
+
 // A set of `rows` rows of `cols` elements each. Row r has outer coordinates
 // given by r in row-major order over outer_shape; the addresses of its first
 // element are x + sum(coord_i * x_outer_stride_i) and likewise for y.
@@ -27,7 +35,8 @@ struct RowsLayout {
   // Rows of x (y) are contiguous, 16-byte aligned and of f32/f16/bf16 type.
   uint8_t x_vec8 = 0;
   uint8_t y_vec8 = 0;
-  // Threads cooperating on one row: 32 (a warp) or 256 (the whole block).
+  // Threads cooperating on one row: 32 (a warp) or 256 (the whole block);
+  // the rows_reg kernels also 64 or 128 (their kernel of that group size).
   int32_t threads_per_row = 32;
 };
 
