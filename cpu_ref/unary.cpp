@@ -3,13 +3,13 @@
 // IEEE special values follow from the C library: neg/abs flip/clear the sign
 // bit (neg(-0) = +0, abs(-0) = +0), exp(-inf) = 0, log(0) = -inf, log(x < 0) =
 // NaN, sqrt(-0) = -0, rsqrt(+0) = +inf (log_approx.h's log returns the same).
-// relu maps every non-positive number,
-// -0 included, to +0 and keeps NaN (cpu_ref/activation.h, which also holds
-// the gelus, sigmoid and silu that the fp64 oracle computes). In fp32, exp,
-// sigmoid, silu, the gelus and tanh run on the vector kernels' exp
-// (vector_kernels.h, <= 2 ulp; the contract allows 4; gelu_approx.h,
-// tanh_approx.h) and log on their log (log_approx.h), which is what makes
-// them memory-bound rather than libm-bound.
+// relu maps every non-positive number, -0 included, to +0 and keeps NaN
+// (cpu_ref/activation.h, which also holds the gelus, sigmoid and silu that
+// the fp64 oracle computes). In fp32, exp, sigmoid, silu, the gelus and tanh
+// run on the vector kernels' exp (vector_kernels.h, <= 2 ulp; the contract
+// allows 4; gelu_approx.h, tanh_approx.h) and log on their log
+// (log_approx.h), which is what makes them memory-bound rather than
+// libm-bound.
 #include <cmath>
 #include <optional>
 #include <type_traits>
@@ -63,8 +63,9 @@ void unary_run(UnaryKind kind, const float* x, float* y, std::int64_t n) {
   }
 }
 
-// The ops with a fused contiguous form (map1_fused): the vector-exp ones,
-// whose fp32 entries the general path calls too, and the exact ones.
+// The fused contiguous form (map1_fused) of each op: for the vector-kernel
+// ones (exp and its maps, log) the fp32 entry the general path calls too, for
+// the others the exact scalar form. nullopt for an op added without one.
 std::optional<FusedOp> fused_form(UnaryKind kind) {
   switch (kind) {
     case UnaryKind::exp: return FusedOp::exp;

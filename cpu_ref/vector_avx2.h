@@ -295,8 +295,6 @@ HAL_ALWAYS_INLINE void tanh8x2(__m256& x0, __m256& x1) {
 // and abs (the sign bit).
 HAL_ALWAYS_INLINE __m256 relu8(__m256 x) { return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x); }
 HAL_ALWAYS_INLINE __m256 neg8(__m256 x) { return _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); }
-// IEEE square root and its correctly rounded reciprocal: the bits of the
-// scalar std::sqrt and 1 / std::sqrt (the NaN of a negative input included).
 // log_approx.h's log, 8 lanes, with FMA: m 2^e with m in [sqrt(1/2), sqrt(2)],
 // then the polynomial in f = m - 1. x must be a positive normal number or
 // have gone through log8_general's scaling (tiny: the lanes scaled by 2^23).
@@ -340,6 +338,8 @@ HAL_ALWAYS_INLINE __m256 log8(__m256 x) {
   return log8_core(x, _mm256_setzero_ps());
 }
 
+// IEEE square root and its correctly rounded reciprocal: the bits of the
+// scalar std::sqrt and 1 / std::sqrt (the NaN of a negative input included).
 HAL_ALWAYS_INLINE __m256 sqrt8(__m256 x) { return _mm256_sqrt_ps(x); }
 HAL_ALWAYS_INLINE __m256 rsqrt8(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(x)); }
 

@@ -26,7 +26,7 @@ namespace hal::cpu_ref {
 // The elementwise ops with a fused contiguous form (VectorKernels::map1_fused /
 // map2_fused). The binary ones are the IEEE operations of cpu_ref/binary.cpp
 // (maximum/minimum propagate NaN and order -0 below +0); exp, sigmoid, silu,
-// gelu, gelu_tanh and tanh are the entries below; relu, neg, abs, sqrt and rsqrt
+// gelu, gelu_tanh, tanh and log are the entries below; relu, neg, abs, sqrt and rsqrt
 // (1 / sqrt) are exact or correctly rounded, the bits of the scalar forms of
 // cpu_ref/unary.cpp; swiglu is silu(a) * b.
 enum class FusedOp : std::uint8_t {

@@ -124,6 +124,15 @@ std::vector<float> every_nth_finite_float(std::uint64_t n) {
   return xs;
 }
 
+// The largest error ratio of a sweep and the x it occurred at.
+struct WorstRatio {
+  double ratio = 0;
+  float x = 0;
+  void add(double r, float at) {
+    if (r > ratio) ratio = r, x = at;
+  }
+};
+
 // |got - exact| in units of the float ulp at the exact value (the subnormal
 // ulp 2^-149 below FLT_MIN); exact results beyond FLT_MAX must give +inf.
 double ulp_error(float got, double exact) {
@@ -149,13 +158,9 @@ TEST(CpuVectorExp, WithinTwoUlpOverTheWholeRange) {
     SCOPED_TRACE(k->name);
     std::vector<float> ys(xs.size());
     k->exp(xs.data(), ys.data(), static_cast<std::int64_t>(xs.size()));
-    double worst = 0;
-    float worst_x = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      const double e = ulp_error(ys[i], std::exp(static_cast<double>(xs[i])));
-      if (e > worst) worst = e, worst_x = xs[i];
-    }
-    EXPECT_LE(worst, 2.0) << "at x = " << worst_x;
+    WorstRatio worst;
+    for (std::size_t i = 0; i < xs.size(); ++i) worst.add(ulp_error(ys[i], std::exp(static_cast<double>(xs[i]))), xs[i]);
+    EXPECT_LE(worst.ratio, 2.0) << "at x = " << worst.x;
   }
 }
 
@@ -173,20 +178,18 @@ TEST(CpuVectorSilu, WithinTheContractOverADenseSweep) {
     std::vector<float> ys(xs.size()), sw(xs.size()), ones(xs.size(), 1.0f);
     k->silu(xs.data(), ys.data(), n);
     k->swiglu(xs.data(), ones.data(), sw.data(), n);
-    double worst = 0;
-    float worst_x = 0;
+    WorstRatio worst;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       const double x = xs[i];
       const double ref = x / (1.0 + std::exp(-x));
       const double bound = 4 * eps32 * (std::fabs(ref) + std::fabs(x)) + flt_min;
       for (float got : {ys[i], sw[i]}) {
         ASSERT_FALSE(std::isnan(got)) << "x = " << xs[i];
-        const double ratio = std::fabs(static_cast<double>(got) - ref) / bound;
-        if (ratio > worst) worst = ratio, worst_x = xs[i];
+        worst.add(std::fabs(static_cast<double>(got) - ref) / bound, xs[i]);
       }
     }
-    std::printf("[ %s ] silu worst error / bound = %.3f at x = %g\n", k->name, worst, static_cast<double>(worst_x));
-    EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
+    std::printf("[ %s ] silu worst error / bound = %.3f at x = %g\n", k->name, worst.ratio, static_cast<double>(worst.x));
+    EXPECT_LE(worst.ratio, 1.0) << "at x = " << worst.x;
     // Special values: NaN stays NaN, silu(+inf) = +inf, silu(-inf) = -inf * 0 =
     // NaN (as x * sigmoid(x) gives it in fp64 and PyTorch), far tails exact.
     const float inf = std::numeric_limits<float>::infinity();
@@ -242,16 +245,14 @@ TEST(CpuVectorTanh, WithinTheContractOverADenseSweep) {
     SCOPED_TRACE(k->name);
     std::vector<float> ys(xs.size());
     k->tanh(xs.data(), ys.data(), static_cast<std::int64_t>(xs.size()));
-    double worst = 0;
-    float worst_x = 0;
+    WorstRatio worst;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       const double ref = std::tanh(static_cast<double>(xs[i]));
       ASSERT_EQ(std::signbit(ys[i]), std::signbit(xs[i])) << "x = " << xs[i];
-      const double ratio = std::fabs(static_cast<double>(ys[i]) - ref) / (4 * eps32 * std::fabs(ref) + flt_min);
-      if (ratio > worst) worst = ratio, worst_x = xs[i];
+      worst.add(std::fabs(static_cast<double>(ys[i]) - ref) / (4 * eps32 * std::fabs(ref) + flt_min), xs[i]);
     }
-    std::printf("[ %s ] tanh worst error / bound = %.3f at x = %g\n", k->name, worst, static_cast<double>(worst_x));
-    EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
+    std::printf("[ %s ] tanh worst error / bound = %.3f at x = %g\n", k->name, worst.ratio, static_cast<double>(worst.x));
+    EXPECT_LE(worst.ratio, 1.0) << "at x = " << worst.x;
     const float inf = std::numeric_limits<float>::infinity();
     const float sx[] = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 0.0f, -0.0f, 20.0f, -20.0f};
     float sy[7];
@@ -284,19 +285,17 @@ TEST(CpuVectorLog, WithinTheContractOverADenseSweep) {
     SCOPED_TRACE(k->name);
     std::vector<float> ys(xs.size());
     k->log(xs.data(), ys.data(), static_cast<std::int64_t>(xs.size()));
-    double worst = 0, worst_rel = 0;
-    float worst_x = 0, worst_rel_x = 0;
+    WorstRatio worst, worst_rel;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       const double ref = std::log(static_cast<double>(xs[i]));
       const double err = std::fabs(static_cast<double>(ys[i]) - ref);
-      const double ratio = err / (4 * eps32 * (std::fabs(ref) + 1));
-      if (ratio > worst) worst = ratio, worst_x = xs[i];
-      if (std::fabs(ref) > 0.5 && err / (eps32 * std::fabs(ref)) > worst_rel) worst_rel = err / (eps32 * std::fabs(ref)), worst_rel_x = xs[i];
+      worst.add(err / (4 * eps32 * (std::fabs(ref) + 1)), xs[i]);
+      if (std::fabs(ref) > 0.5) worst_rel.add(err / (eps32 * std::fabs(ref)), xs[i]);
     }
     std::printf("[ %s ] log worst error / bound = %.3f at x = %g; worst %.2f ulp (|log x| > 0.5) at x = %g\n", k->name,
-                worst, static_cast<double>(worst_x), worst_rel, static_cast<double>(worst_rel_x));
-    EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
-    EXPECT_LE(worst_rel, 2.0) << "at x = " << worst_rel_x;
+                worst.ratio, static_cast<double>(worst.x), worst_rel.ratio, static_cast<double>(worst_rel.x));
+    EXPECT_LE(worst.ratio, 1.0) << "at x = " << worst.x;
+    EXPECT_LE(worst_rel.ratio, 2.0) << "at x = " << worst_rel.x;
     const float inf = std::numeric_limits<float>::infinity();
     const float sx[] = {std::numeric_limits<float>::quiet_NaN(), inf, 0.0f, -0.0f, -1.0f, -inf, 1.0f,
                         std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()};
@@ -344,17 +343,15 @@ TEST(CpuVectorGelu, WithinTheContractOverADenseSweep) {
       SCOPED_TRACE(testing::Message() << k->name << " " << name);
       std::vector<float> ys(xs.size());
       entry(xs.data(), ys.data(), static_cast<std::int64_t>(xs.size()));
-      double worst = 0;
-      float worst_x = 0;
+      WorstRatio worst;
       for (std::size_t i = 0; i < xs.size(); ++i) {
         const double x = xs[i];
         const double ref = oracle(x);
         ASSERT_FALSE(std::isnan(ys[i])) << "x = " << xs[i];
-        const double ratio = std::fabs(static_cast<double>(ys[i]) - ref) / (4 * eps32 * (std::fabs(ref) + std::fabs(x)) + flt_min);
-        if (ratio > worst) worst = ratio, worst_x = xs[i];
+        worst.add(std::fabs(static_cast<double>(ys[i]) - ref) / (4 * eps32 * (std::fabs(ref) + std::fabs(x)) + flt_min), xs[i]);
       }
-      std::printf("[ %s ] %s worst error / bound = %.3f at x = %g\n", k->name, name, worst, static_cast<double>(worst_x));
-      EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
+      std::printf("[ %s ] %s worst error / bound = %.3f at x = %g\n", k->name, name, worst.ratio, static_cast<double>(worst.x));
+      EXPECT_LE(worst.ratio, 1.0) << "at x = " << worst.x;
       // NaN stays NaN; +inf -> +inf; -inf -> -inf * 0 = NaN, as the oracle
       // gives it; signed zeros kept; the far tails are x and -0.
       const float inf = std::numeric_limits<float>::infinity();
