@@ -59,9 +59,10 @@ template <class T> void softmax_row(T* z, std::int64_t valid, std::int64_t n, bo
 }
 
 // The fp32 row: the same steps on the vector kernels (vector_kernels.h), exp
-// fused with the fixed-order sum; z[0, valid) holds the scaled row and m its
-// max and largest magnitude (the first pass, fused with the gather by the
-// caller; the magnitude spares exp_shifted_sum a range test and may be NaN).
+// fused with the fixed-order sum; z[0, valid) holds the scaled row (x's own
+// memory or a scratch copy, load_row_max) and m its max and largest magnitude
+// (the first pass, done by the caller; the magnitude spares exp_shifted_sum a
+// range test and may be NaN).
 // The max need not propagate NaN: a NaN entry makes its exp, hence the sum,
 // NaN anyway. `out` may be z itself (softmax: the exps overwrite the row, so
 // one scratch row stays in L1 instead of two); log_softmax reads z again and
@@ -89,20 +90,31 @@ float softmax_row(const float* z, RowMax m, std::int64_t valid, std::int64_t n, 
   return 1.0f;
 }
 
-// Loads x's row into z (valid entries, times scale) and returns their max
-// and largest magnitude (unused when valid is 0): one fused pass when the
-// row is contiguous f32/bf16/f16, else gather, scale and max (the same bits;
-// the magnitude left unknown, NaN).
-RowMax load_row_max(const Tensor& x, std::int64_t start, std::int64_t stride, std::int64_t valid, float scale,
-                   float* z) {
-  if (valid == 0) return {0.0f, 0.0f};
+// The scaled fp32 row softmax computes from, and its max and largest
+// magnitude (unused when valid is 0).
+struct ScaledRow {
+  const float* z;
+  RowMax max;
+};
+
+// x's row as a ScaledRow: read where it lies when it already is that row
+// (contiguous f32, scale 1: no copy), else loaded into z (valid entries,
+// times scale) in one fused pass when the row is contiguous f32/bf16/f16,
+// or by gather, scale and max (the same bits; the magnitude left unknown,
+// NaN).
+ScaledRow load_row_max(const Tensor& x, std::int64_t start, std::int64_t stride, std::int64_t valid, float scale,
+                       float* z) {
+  if (valid == 0) return {z, {0.0f, 0.0f}};
   const VectorKernels& vk = vector_kernels();
-  if (stride == 1 && vector_dtype(x.dtype))
-    return vk.widen_scale_max(static_cast<const char*>(x.data) + start * static_cast<std::int64_t>(dtype_size(x.dtype)),
-                              x.dtype, valid, scale, z);
+  const char* row = static_cast<const char*>(x.data) + start * static_cast<std::int64_t>(dtype_size(x.dtype));
+  if (stride == 1 && x.dtype == DType::f32 && scale == 1.0f) {
+    const auto* own = reinterpret_cast<const float*>(row);
+    return {own, vk.row_max(own, valid)};
+  }
+  if (stride == 1 && vector_dtype(x.dtype)) return {z, vk.widen_scale_max(row, x.dtype, valid, scale, z)};
   rows::gather(x, start, stride, valid, z);
   if (scale != 1.0f) vk.scale(z, scale, z, valid);
-  return {vk.max(z, valid), std::numeric_limits<float>::quiet_NaN()};
+  return {z, {vk.max(z, valid), std::numeric_limits<float>::quiet_NaN()}};
 }
 
 // Writes out * factor to y's row, fused into one pass when the row is
@@ -150,12 +162,12 @@ template <class T> void softmax_typed(const SoftmaxCall& call) {
       const std::int64_t x_start = rows::offset_of(r, outer, x_outer, x.offset);
       const std::int64_t y_start = rows::offset_of(r, outer, y_outer, y.offset);
       if constexpr (std::is_same_v<T, float>) {
-        const RowMax m = load_row_max(x, x_start, x.strides[axis], valid, scale, z.get());
+        const ScaledRow row = load_row_max(x, x_start, x.strides[axis], valid, scale, z.get());
         float* o = call.log ? out.get() : z.get();
         const PrefetchHint next =
             r + 1 < end ? rows::row_hint(x, rows::offset_of(r + 1, outer, x_outer, x.offset), x.strides[axis], lk)
                         : PrefetchHint{};
-        const float factor = softmax_row(z.get(), m, valid, lk, call.log, next, o);
+        const float factor = softmax_row(row.z, row.max, valid, lk, call.log, next, o);
         store_row_f32(y, y_start, y.strides[axis], lk, o, factor, streaming);
       } else {
         rows::gather(x, x_start, x.strides[axis], valid, z.get());

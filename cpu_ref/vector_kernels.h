@@ -125,6 +125,9 @@ struct VectorKernels {
   // returns max(out) and the largest |out[i]| (n >= 1): the softmax row's
   // first pass, reading the source once.
   RowMax (*widen_scale_max)(const void* src, DType t, std::int64_t n, float scale, float* out);
+  // widen_scale_max's result for an f32 row and scale 1, storing nothing:
+  // softmax then reads such a row where it lies instead of copying it.
+  RowMax (*row_max)(const float* x, std::int64_t n);
 
   // Whole elementwise ops on contiguous runs whose operands all have dtype t
   // (f32, bf16 or f16): widen, op, narrow (streaming when asked), in registers,

@@ -401,8 +401,11 @@ HAL_FLATTEN float widen_sum_squares_run(const void* src, DType t, std::int64_t n
 // The largest magnitude rides along as integer bits (|v| with its sign bit
 // cleared orders as a signed integer, NaN above +inf): two operations per
 // vector, where exp_shifted_sum's own range test is a pass over the row.
-template <DType T, bool kScaled>
+// Without kStore (row_max: f32, unscaled) out is not written and the tail is
+// read from src itself.
+template <DType T, bool kScaled, bool kStore = true>
 RowMax widen_scale_max_impl(const void* src, std::int64_t n, float scale, float* out) {
+  static_assert(kStore || (T == DType::f32 && !kScaled), "only an unscaled f32 row is its own widened form");
   const __m256 sv = _mm256_set1_ps(scale);
   const auto get = [&](std::int64_t i) {
     const __m256 v = load8_of<T>(src, i);
@@ -415,10 +418,10 @@ RowMax widen_scale_max_impl(const void* src, std::int64_t n, float scale, float*
   if (n >= kW) {
     __m256 acc = get(0);
     __m256i abs_acc = magnitude(acc);
-    _mm256_storeu_ps(out, acc);
+    if constexpr (kStore) _mm256_storeu_ps(out, acc);
     for (i = kW; i + kW <= n; i += kW) {
       const __m256 v = get(i);
-      _mm256_storeu_ps(out + i, v);
+      if constexpr (kStore) _mm256_storeu_ps(out + i, v);
       acc = _mm256_max_ps(v, acc);
       abs_acc = _mm256_max_epi32(abs_acc, magnitude(v));
     }
@@ -430,15 +433,20 @@ RowMax widen_scale_max_impl(const void* src, std::int64_t n, float scale, float*
     _mm256_store_si256(reinterpret_cast<__m256i*>(a), abs_acc);
     abs_bits = *std::max_element(a, a + kW);
   }
-  if (i < n) {
-    widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(T)), T, n - i, out + i);
-    if (kScaled)
-      for (std::int64_t j = i; j < n; ++j) out[j] *= scale;
-    if (i == 0) m = out[0];
+  const float* row = out;
+  if constexpr (kStore) {
+    if (i < n) {
+      widen(static_cast<const char*>(src) + i * static_cast<std::int64_t>(dtype_size(T)), T, n - i, out + i);
+      if (kScaled)
+        for (std::int64_t j = i; j < n; ++j) out[j] *= scale;
+    }
+  } else {
+    row = static_cast<const float*>(src);
   }
+  if (i == 0 && i < n) m = row[0];
   for (; i < n; ++i) {
-    m = out[i] > m ? out[i] : m;
-    abs_bits = std::max(abs_bits, std::bit_cast<std::uint32_t>(out[i]) & 0x7fffffffu);
+    m = row[i] > m ? row[i] : m;
+    abs_bits = std::max(abs_bits, std::bit_cast<std::uint32_t>(row[i]) & 0x7fffffffu);
   }
   return {m, std::bit_cast<float>(abs_bits)};
 }
@@ -448,6 +456,9 @@ HAL_FLATTEN RowMax widen_scale_max_run(const void* src, DType t, std::int64_t n,
     return scale != 1.0f ? widen_scale_max_impl<T, true>(src, n, scale, out)
                          : widen_scale_max_impl<T, false>(src, n, scale, out);
   });
+}
+HAL_FLATTEN RowMax row_max_run(const float* x, std::int64_t n) {
+  return widen_scale_max_impl<DType::f32, false, false>(x, n, 1.0f, nullptr);
 }
 
 // The whole-vector part of map3_narrow, from element i on; returns where it
@@ -554,7 +565,7 @@ const VectorKernels* vector_kernels_avx2() {
       gelu_tanh_run, tanh_run, log_run, swiglu_run, scale_run,
       max_run, sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
-      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
+      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run, row_max_run,
       avx2::map1_fused, avx2::map2_fused, weighted_row_sum_run};
   return &table;
 }

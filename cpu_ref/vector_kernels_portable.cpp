@@ -160,12 +160,15 @@ float widen_sum_squares_run(const void* src, DType t, std::int64_t n, float* out
   widen(src, t, n, out);
   return sum_squares_run(out, n);
 }
+RowMax row_max_run(const float* x, std::int64_t n) {
+  float abs_max = 0.0f;
+  for (std::int64_t i = 0; i < n; ++i) abs_max = rows::nan_max(abs_max, std::fabs(x[i]));
+  return {max_run(x, n), abs_max};
+}
 RowMax widen_scale_max_run(const void* src, DType t, std::int64_t n, float scale, float* out) {
   widen(src, t, n, out);
   if (scale != 1.0f) scale_run(out, scale, out, n);
-  float abs_max = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) abs_max = rows::nan_max(abs_max, std::fabs(out[i]));
-  return {max_run(out, n), abs_max};
+  return row_max_run(out, n);
 }
 void store(void* dst, DType t, std::int64_t n, const float* in, bool streaming) {
   (streaming ? narrow_streaming : narrow)(dst, t, n, in);
@@ -232,7 +235,7 @@ const VectorKernels& vector_kernels_portable() {
       gelu_tanh_run, tanh_run, log_run, swiglu_run, scale_run,
       max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
-      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run,
+      rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run, row_max_run,
       nullptr,    nullptr,  // no fused maps: the general path is as fast here
       weighted_row_sum_run};
   return table;

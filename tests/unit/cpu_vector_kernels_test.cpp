@@ -624,6 +624,12 @@ TEST(CpuVectorKernels, FusedEntriesEqualTheirCompositions) {
             for (float v : c) abs_max = std::isnan(v) ? abs_max : std::max(abs_max, std::fabs(v));
             if (any_nan) EXPECT_TRUE(std::isnan(m1.abs_max)) << n << " scale " << scale;
             else EXPECT_EQ(bits(m1.abs_max), bits(abs_max)) << n << " scale " << scale;
+            if (scale == 1.0f) {  // row_max: the same result from the fp32 row itself, nothing stored
+              const hal::cpu_ref::RowMax m3 = k->row_max(c.data(), n);
+              EXPECT_TRUE(bits(m3.max) == bits(m1.max) || (std::isnan(m3.max) && std::isnan(m1.max))) << n;
+              EXPECT_TRUE(bits(m3.abs_max) == bits(m1.abs_max) || (std::isnan(m3.abs_max) && std::isnan(m1.abs_max)))
+                  << n;
+            }
           }
         }
       }
