@@ -28,41 +28,45 @@ template <class T> std::vector<T> load_vector(const Tensor& t, std::int64_t n) {
 }
 
 // One fp32 row on the vector kernels: the same sums (fixed lane order) and
-// formulas as the generic loop below. A contiguous f32/bf16/f16 row is read
-// fused with its first sum and written fused with the final rounding; a
-// strided one is gathered into `row` and scattered around the same kernels,
-// which gives the same bits. `row` is d floats of scratch. `next` is the row
-// read after this one: the fused store pass requests it as it writes this
-// one (vector_kernels.h); a strided output asks for it up front.
+// formulas as the generic loop below. A contiguous f32 row is read where it
+// lies; a contiguous bf16/f16 row is widened into `row` fused with its first
+// sum; a strided one is gathered into `row` first. All three give the same
+// bits, and so does the output side: fused with the final rounding when
+// contiguous, else computed into `row` and scattered. `row` is d floats of
+// scratch. `next` is the row read after this one: the fused store pass
+// requests it as it writes this one (vector_kernels.h); a strided output asks
+// for it up front.
 void normalize_row_f32(const Tensor& x, std::int64_t x_start, std::int64_t x_stride, const Tensor& y,
                        std::int64_t y_start, std::int64_t y_stride, std::int64_t d, bool rms, float eps,
                        const float* weight, const float* bias, bool streaming, PrefetchHint next, float* row) {
   const VectorKernels& vk = vector_kernels();
   const float length = static_cast<float>(d);
-  const bool fused_in = x_stride == 1 && vector_dtype(x.dtype);
+  const bool own = x_stride == 1 && x.dtype == DType::f32;
+  const bool widened = !own && x_stride == 1 && vector_dtype(x.dtype);
   const bool fused_out = y_stride == 1 && vector_dtype(y.dtype);
   const void* src = static_cast<const char*>(x.data) + x_start * static_cast<std::int64_t>(dtype_size(x.dtype));
   void* dst = static_cast<char*>(y.data) + y_start * static_cast<std::int64_t>(dtype_size(y.dtype));
-  if (!fused_in) rows::gather(x, x_start, x_stride, d, row);
+  const float* in = own ? static_cast<const float*>(src) : row;  // the fp32 row the passes read
+  if (!own && !widened) rows::gather(x, x_start, x_stride, d, row);
   if (!fused_out && next.data) prefetch_for_read(next.data, next.bytes);
   if (rms) {
-    const float sum_squares = fused_in ? vk.widen_sum_squares(src, x.dtype, d, row) : vk.sum_squares(row, d);
+    const float sum_squares = widened ? vk.widen_sum_squares(src, x.dtype, d, row) : vk.sum_squares(in, d);
     const float rstd = 1.0f / std::sqrt(sum_squares / length + eps);
     if (fused_out) {
-      vk.rms_apply_narrow(row, rstd, weight, dst, y.dtype, d, streaming, next);
+      vk.rms_apply_narrow(in, rstd, weight, dst, y.dtype, d, streaming, next);
       return;
     }
-    vk.rms_apply(row, rstd, weight, row, d);
+    vk.rms_apply(in, rstd, weight, row, d);
   } else {
-    const float sum = fused_in ? vk.widen_sum(src, x.dtype, d, row) : vk.sum(row, d);
+    const float sum = widened ? vk.widen_sum(src, x.dtype, d, row) : vk.sum(in, d);
     const float mean = sum / length;
-    const float var = vk.sum_squared_deviations(row, mean, d) / length;
+    const float var = vk.sum_squared_deviations(in, mean, d) / length;
     const float rstd = 1.0f / std::sqrt(var + eps);
     if (fused_out) {
-      vk.layer_apply_narrow(row, mean, rstd, weight, bias, dst, y.dtype, d, streaming, next);
+      vk.layer_apply_narrow(in, mean, rstd, weight, bias, dst, y.dtype, d, streaming, next);
       return;
     }
-    vk.layer_apply(row, mean, rstd, weight, bias, row, d);
+    vk.layer_apply(in, mean, rstd, weight, bias, row, d);
   }
   rows::scatter(y, y_start, y_stride, d, row, streaming);
 }

@@ -129,30 +129,47 @@ TEST(CpuSoftmaxNorm, Bf16InputsAndF64Oracle) {
 }
 
 TEST(CpuSoftmaxNorm, PermutedViewEqualsContiguous) {
-  // Stored [7, 3, 5] and viewed as [3, 5, 7]: the softmax axis (7) is strided.
-  std::vector<float> base(105);
-  for (int i = 0; i < 105; ++i) base[static_cast<std::size_t>(i)] = std::cos(0.91f * i) * 4.0f;
-  Tensor view = view_of(base, DType::f32, {7, 3, 5}).permuted({1, 2, 0});
-  std::vector<float> dense(105);
+  // Stored [37, 3, 5] and viewed as [3, 5, 37]: the reduced axis (37: whole
+  // vectors and a tail) is strided, so it is gathered, while the contiguous
+  // copy of it is read in place (f32); both must give the same bits.
+  constexpr int kL = 37;
+  constexpr std::size_t kN = 15 * kL;
+  std::vector<float> base(kN);
+  for (std::size_t i = 0; i < kN; ++i) base[i] = std::cos(0.91f * static_cast<float>(i)) * 4.0f;
+  Tensor view = view_of(base, DType::f32, {kL, 3, 5}).permuted({1, 2, 0});
+  std::vector<float> dense(kN);
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 5; ++b)
-      for (int c = 0; c < 7; ++c)
-        dense[static_cast<std::size_t>((a * 5 + b) * 7 + c)] = base[static_cast<std::size_t>((c * 3 + a) * 5 + b)];
+      for (int c = 0; c < kL; ++c)
+        dense[static_cast<std::size_t>((a * 5 + b) * kL + c)] = base[static_cast<std::size_t>((c * 3 + a) * 5 + b)];
+  const Tensor dense_view = view_of(dense, DType::f32, {3, 5, kL});
   hal::Stream s(cpu());
-  for (bool causal : {false, true}) {
-    std::vector<float> y_view(105), y_dense(105);
-    hal::ops::log_softmax(s, view, view_of(y_view, DType::f32, {3, 5, 7}), {.causal = causal});
-    hal::ops::log_softmax(s, view_of(dense, DType::f32, {3, 5, 7}), view_of(y_dense, DType::f32, {3, 5, 7}),
-                          {.causal = causal});
-    EXPECT_EQ(y_view, y_dense);
+  for (bool log : {false, true}) {
+    for (bool causal : {false, true}) {
+      std::vector<float> y_view(kN), y_dense(kN);
+      const auto run = [&](const Tensor& x, std::vector<float>& y) {
+        if (log) hal::ops::log_softmax(s, x, view_of(y, DType::f32, {3, 5, kL}), {.causal = causal});
+        else hal::ops::softmax(s, x, view_of(y, DType::f32, {3, 5, kL}), {.causal = causal});
+      };
+      run(view, y_view);
+      run(dense_view, y_dense);
+      EXPECT_EQ(y_view, y_dense) << "log " << log << " causal " << causal;
+    }
   }
   // Norms over the same strided rows.
-  std::vector<float> w(7, 1.5f), b(7, -0.25f);
-  std::vector<float> n_view(105), n_dense(105);
-  hal::ops::layernorm(s, view, view_of(w, DType::f32, {7}), view_of(b, DType::f32, {7}),
-                      view_of(n_view, DType::f32, {3, 5, 7}));
-  hal::ops::layernorm(s, view_of(dense, DType::f32, {3, 5, 7}), view_of(w, DType::f32, {7}),
-                      view_of(b, DType::f32, {7}), view_of(n_dense, DType::f32, {3, 5, 7}));
+  std::vector<float> w(kL), b(kL);
+  for (int i = 0; i < kL; ++i) {
+    w[static_cast<std::size_t>(i)] = 1.5f - 0.01f * static_cast<float>(i);
+    b[static_cast<std::size_t>(i)] = -0.25f + 0.02f * static_cast<float>(i);
+  }
+  std::vector<float> n_view(kN), n_dense(kN);
+  hal::ops::layernorm(s, view, view_of(w, DType::f32, {kL}), view_of(b, DType::f32, {kL}),
+                      view_of(n_view, DType::f32, {3, 5, kL}));
+  hal::ops::layernorm(s, dense_view, view_of(w, DType::f32, {kL}), view_of(b, DType::f32, {kL}),
+                      view_of(n_dense, DType::f32, {3, 5, kL}));
+  EXPECT_EQ(n_view, n_dense);
+  hal::ops::rmsnorm(s, view, view_of(w, DType::f32, {kL}), view_of(n_view, DType::f32, {3, 5, kL}));
+  hal::ops::rmsnorm(s, dense_view, view_of(w, DType::f32, {kL}), view_of(n_dense, DType::f32, {3, 5, kL}));
   EXPECT_EQ(n_view, n_dense);
 }
 
