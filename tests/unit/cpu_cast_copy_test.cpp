@@ -13,19 +13,16 @@
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
+#include "unit/test_helpers.h"
 
 namespace {
+
+using hal::test::cpu;
+using hal::test::view_of;
 
 using hal::DType;
 using hal::Shape;
 using hal::Tensor;
-
-hal::Device& cpu() { return hal::device("cpu"); }
-
-template <class E>
-Tensor view(std::vector<E>& v, DType dtype, const Shape& shape) {
-  return Tensor::contiguous(v.data(), &cpu(), dtype, shape);
-}
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -33,7 +30,7 @@ TEST(CpuCastCopyCast, F32ToF8E4M3SaturatesToLargestFinite) {
   hal::Stream s(cpu());
   std::vector<float> x{1000.0f, -1000.0f, 448.0f, 1.0f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(), 0.3f};
   std::vector<std::uint8_t> y(x.size(), 0xAA);
-  hal::ops::cast(s, view(x, DType::f32, {8}), view(y, DType::f8e4m3, {8}));
+  hal::ops::cast(s, view_of(x, DType::f32, {8}), view_of(y, DType::f8e4m3, {8}));
   EXPECT_EQ(hal::f8e4m3_to_f32(y[0]), 448.0f);
   EXPECT_EQ(hal::f8e4m3_to_f32(y[1]), -448.0f);
   EXPECT_EQ(hal::f8e4m3_to_f32(y[2]), 448.0f);
@@ -49,19 +46,19 @@ TEST(CpuCastCopyCast, ScaleIsAppliedBeforeRounding) {
   hal::Stream s(cpu());
   std::vector<float> x{1.0f, 2.0f, 3.0f, 40000.0f};
   std::vector<std::uint16_t> y(4);
-  hal::ops::cast(s, view(x, DType::f32, {4}), view(y, DType::bf16, {4}), {.scale = 0.5f});
+  hal::ops::cast(s, view_of(x, DType::f32, {4}), view_of(y, DType::bf16, {4}), {.scale = 0.5f});
   EXPECT_EQ(hal::bf16_to_f32(y[0]), 0.5f);
   EXPECT_EQ(hal::bf16_to_f32(y[1]), 1.0f);
   EXPECT_EQ(hal::bf16_to_f32(y[2]), 1.5f);
   EXPECT_EQ(hal::bf16_to_f32(y[3]), 19968.0f);  // 20000: spacing 128 in [16384, 32768), 156.25 -> 156
   // f16 overflows to infinity (IEEE): 40000 * 2 > 65504.
-  hal::ops::cast(s, view(x, DType::f32, {4}), view(y, DType::f16, {4}), {.scale = 2.0f});
+  hal::ops::cast(s, view_of(x, DType::f32, {4}), view_of(y, DType::f16, {4}), {.scale = 2.0f});
   EXPECT_EQ(hal::f16_to_f32(y[0]), 2.0f);
   EXPECT_EQ(hal::f16_to_f32(y[3]), kInf);
   // fp8 with a quantisation scale: 1000 * 0.25 = 250; e4m3 spacing in [128, 256) is 16, so 256 is nearest.
   std::vector<float> big{1000.0f, -8.0f};
   std::vector<std::uint8_t> q(2);
-  hal::ops::cast(s, view(big, DType::f32, {2}), view(q, DType::f8e4m3, {2}), {.scale = 0.25f});
+  hal::ops::cast(s, view_of(big, DType::f32, {2}), view_of(q, DType::f8e4m3, {2}), {.scale = 0.25f});
   EXPECT_EQ(hal::f8e4m3_to_f32(q[0]), 256.0f);
   EXPECT_EQ(hal::f8e4m3_to_f32(q[1]), -2.0f);
 }
@@ -70,13 +67,13 @@ TEST(CpuCastCopyCast, F32ToBf16RoundsToNearestEvenAndBackIsExact) {
   hal::Stream s(cpu());
   std::vector<float> x{1.0f + 0x1p-8f, 1.0f + 0x1p-7f + 0x1p-8f, 1.0f + 0x1p-8f + 0x1p-20f, -0.0f};
   std::vector<std::uint16_t> y(4);
-  hal::ops::cast(s, view(x, DType::f32, {4}), view(y, DType::bf16, {4}));
+  hal::ops::cast(s, view_of(x, DType::f32, {4}), view_of(y, DType::bf16, {4}));
   EXPECT_EQ(hal::bf16_to_f32(y[0]), 1.0f);               // tie -> even
   EXPECT_EQ(hal::bf16_to_f32(y[1]), 1.0f + 0x1p-6f);     // tie -> even
   EXPECT_EQ(hal::bf16_to_f32(y[2]), 1.0f + 0x1p-7f);     // above the tie
   EXPECT_EQ(y[3], 0x8000u);                              // -0 kept
   std::vector<float> back(4);
-  hal::ops::cast(s, view(y, DType::bf16, {4}), view(back, DType::f32, {4}));
+  hal::ops::cast(s, view_of(y, DType::bf16, {4}), view_of(back, DType::f32, {4}));
   for (int i = 0; i < 4; ++i) EXPECT_EQ(std::bit_cast<std::uint32_t>(back[i]), std::uint32_t{y[i]} << 16) << i;
 }
 
@@ -94,11 +91,11 @@ TEST(CpuCastCopyCast, ContiguousConversionsAgreeWithScalarConverters) {
   std::vector<float> x(bits.size());
   for (std::size_t i = 0; i < bits.size(); ++i) x[i] = std::bit_cast<float>(bits[i]);
   std::vector<std::uint16_t> bf(bits.size()), h(bits.size());
-  hal::ops::cast(s, view(x, DType::f32, {n}), view(bf, DType::bf16, {n}));
-  hal::ops::cast(s, view(x, DType::f32, {n}), view(h, DType::f16, {n}));
+  hal::ops::cast(s, view_of(x, DType::f32, {n}), view_of(bf, DType::bf16, {n}));
+  hal::ops::cast(s, view_of(x, DType::f32, {n}), view_of(h, DType::f16, {n}));
   std::vector<float> back_bf(bits.size()), back_h(bits.size());
-  hal::ops::cast(s, view(bf, DType::bf16, {n}), view(back_bf, DType::f32, {n}));
-  hal::ops::cast(s, view(h, DType::f16, {n}), view(back_h, DType::f32, {n}));
+  hal::ops::cast(s, view_of(bf, DType::bf16, {n}), view_of(back_bf, DType::f32, {n}));
+  hal::ops::cast(s, view_of(h, DType::f16, {n}), view_of(back_h, DType::f32, {n}));
   for (std::size_t i = 0; i < bits.size(); ++i) {
     ASSERT_EQ(bf[i], hal::f32_to_bf16(x[i])) << std::hex << bits[i];
     ASSERT_EQ(h[i], hal::f32_to_f16(x[i])) << std::hex << bits[i];
@@ -159,7 +156,7 @@ TEST(CpuCastCopyCast, F64ToBf16RoundsOnce) {
   hal::Stream s(cpu());
   std::vector<double> x{1.0 + 0x1p-8 + 0x1p-40, 1.0 + 0x1p-8 - 0x1p-40};
   std::vector<std::uint16_t> y(2);
-  hal::ops::cast(s, view(x, DType::f64, {2}), view(y, DType::bf16, {2}));
+  hal::ops::cast(s, view_of(x, DType::f64, {2}), view_of(y, DType::bf16, {2}));
   EXPECT_EQ(hal::bf16_to_f32(y[0]), 1.0f + 0x1p-7f);
   EXPECT_EQ(hal::bf16_to_f32(y[1]), 1.0f);
 }
@@ -168,7 +165,7 @@ TEST(CpuCastCopyCast, StridedSourceIntoF64) {
   hal::Stream s(cpu());
   std::vector<float> x{1.5f, -2.25f, 3.0f, 0.1f, 5.0f, 6.0f};
   std::vector<double> y(6);
-  hal::ops::cast(s, view(x, DType::f32, {2, 3}).transposed(0, 1), view(y, DType::f64, {3, 2}), {.scale = 3.0f});
+  hal::ops::cast(s, view_of(x, DType::f32, {2, 3}).transposed(0, 1), view_of(y, DType::f64, {3, 2}), {.scale = 3.0f});
   const std::vector<double> expected{4.5, 0.1f * 3.0, -6.75, 15.0, 9.0, 18.0};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(y[i], expected[i]) << i;
 }
@@ -178,8 +175,8 @@ TEST(CpuCastCopyCopy, PermutedI64IsExact) {
   constexpr int A = 3, B = 4, C = 5;
   std::vector<std::int64_t> x(A * B * C), y(A * B * C, 0);
   for (int i = 0; i < A * B * C; ++i) x[i] = (std::int64_t{1} << 62) + i * 1000003 + 1;  // beyond 2^53
-  const Tensor xp = view(x, DType::i64, {A, B, C}).permuted({2, 0, 1});  // shape [C, A, B]
-  hal::ops::copy(s, xp, view(y, DType::i64, {C, A, B}));
+  const Tensor xp = view_of(x, DType::i64, {A, B, C}).permuted({2, 0, 1});  // shape [C, A, B]
+  hal::ops::copy(s, xp, view_of(y, DType::i64, {C, A, B}));
   for (int c = 0; c < C; ++c)
     for (int a = 0; a < A; ++a)
       for (int b = 0; b < B; ++b) ASSERT_EQ(y[(c * A + a) * B + b], x[(a * B + b) * C + c]) << c << a << b;
@@ -190,19 +187,19 @@ TEST(CpuCastCopyCopy, KeepsBitsOfEveryDtypeAndLeavesGapsAlone) {
   // NaN payload and -0 survive a same-dtype copy (no float conversion).
   std::vector<std::uint32_t> x{0x7fc12345u, 0x80000000u, 0xff800001u, 0x3f800000u};
   std::vector<std::uint32_t> y(8, 0xdeadbeefu);
-  Tensor yv = view(y, DType::f32, {4, 2});
+  Tensor yv = view_of(y, DType::f32, {4, 2});
   yv.shape = {4};
   yv.strides = {2};  // every other element
-  hal::ops::copy(s, view(x, DType::f32, {4}), yv);
+  hal::ops::copy(s, view_of(x, DType::f32, {4}), yv);
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(y[2 * i], x[i]) << i;
     EXPECT_EQ(y[2 * i + 1], 0xdeadbeefu) << "gap written at " << i;
   }
   std::vector<std::uint8_t> flags{1, 0, 1, 1, 0, 0}, flags_t(6);
-  hal::ops::copy(s, view(flags, DType::boolean, {2, 3}).transposed(0, 1), view(flags_t, DType::boolean, {3, 2}));
+  hal::ops::copy(s, view_of(flags, DType::boolean, {2, 3}).transposed(0, 1), view_of(flags_t, DType::boolean, {3, 2}));
   EXPECT_EQ(flags_t, (std::vector<std::uint8_t>{1, 1, 0, 0, 1, 0}));
   std::vector<std::uint16_t> h{0x7e01, 0xfc00, 0x0001}, h2(3);
-  hal::ops::copy(s, view(h, DType::f16, {3}), view(h2, DType::f16, {3}));
+  hal::ops::copy(s, view_of(h, DType::f16, {3}), view_of(h2, DType::f16, {3}));
   EXPECT_EQ(h2, h);
 }
 
@@ -211,10 +208,10 @@ TEST(CpuCastCopyCopy, LargeContiguousAndEmpty) {
   constexpr std::int64_t n = 100003;
   std::vector<std::int32_t> x(n), y(n, -1);
   for (std::int64_t i = 0; i < n; ++i) x[i] = static_cast<std::int32_t>(i * 7919 - 50000);
-  hal::ops::copy(s, view(x, DType::i32, {n}), view(y, DType::i32, {n}));
+  hal::ops::copy(s, view_of(x, DType::i32, {n}), view_of(y, DType::i32, {n}));
   EXPECT_EQ(y, x);
   std::vector<std::int32_t> sentinel{42};
-  hal::ops::copy(s, view(x, DType::i32, {0}), view(sentinel, DType::i32, {0}));
+  hal::ops::copy(s, view_of(x, DType::i32, {0}), view_of(sentinel, DType::i32, {0}));
   EXPECT_EQ(sentinel[0], 42);
 }
 
@@ -237,7 +234,7 @@ TEST(CpuCastCopyCopy, StreamingLargeOutputKeepsEveryByte) {
 TEST(CpuCastCopyCopy, ConvertsBetweenDtypesExactly) {
   std::vector<std::int32_t> x{-2147483647 - 1, 2147483647, 0, -5};
   std::vector<double> y(4);
-  hal::cpu_ref::copy({view(x, DType::i32, {4}), view(y, DType::f64, {4})});
+  hal::cpu_ref::copy({view_of(x, DType::i32, {4}), view_of(y, DType::f64, {4})});
   EXPECT_EQ(y, (std::vector<double>{-2147483648.0, 2147483647.0, 0.0, -5.0}));
 }
 

@@ -21,14 +21,15 @@
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
+#include "unit/test_helpers.h"
 
 namespace {
+
+using hal::test::cpu;
 
 using hal::DType;
 using hal::Tensor;
 using hal::cpu_ref::FusedOp;
-
-hal::Device& cpu() { return hal::device("cpu"); }
 
 std::int64_t esize(DType t) { return t == DType::f32 ? 4 : 2; }
 

@@ -15,20 +15,16 @@
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
+#include "unit/test_helpers.h"
 
 namespace {
+
+using hal::test::cpu;
+using hal::test::view_of;
 
 using hal::DType;
 using hal::Shape;
 using hal::Tensor;
-
-hal::Device& cpu() { return hal::device("cpu"); }
-
-// A contiguous view of host memory (the CPU device's memory is host memory).
-template <class E>
-Tensor view(std::vector<E>& v, DType dtype, const Shape& shape) {
-  return Tensor::contiguous(v.data(), &cpu(), dtype, shape);
-}
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -37,7 +33,7 @@ std::vector<float> binary_f32(hal::BinaryKind kind, std::vector<float> a, const 
                               const Shape& sb, const Shape& sy) {
   hal::Stream s(cpu());
   std::vector<float> y(static_cast<std::size_t>(hal::checked_numel(sy)), -777.0f);
-  hal::ops::binary(s, kind, view(a, DType::f32, sa), view(b, DType::f32, sb), view(y, DType::f32, sy));
+  hal::ops::binary(s, kind, view_of(a, DType::f32, sa), view_of(b, DType::f32, sb), view_of(y, DType::f32, sy));
   return y;
 }
 
@@ -45,7 +41,7 @@ std::vector<float> unary_f32(hal::UnaryKind kind, std::vector<float> x) {
   hal::Stream s(cpu());
   std::vector<float> y(x.size(), -777.0f);
   const Shape shape{static_cast<std::int64_t>(x.size())};
-  hal::ops::unary(s, kind, view(x, DType::f32, shape), view(y, DType::f32, shape));
+  hal::ops::unary(s, kind, view_of(x, DType::f32, shape), view_of(y, DType::f32, shape));
   return y;
 }
 
@@ -104,14 +100,14 @@ TEST(CpuElementwiseBinary, Bf16AndF16ResultsRoundOnceToNearestEven) {
     ASSERT_EQ(hal::bf16_to_f32(a.back()), av[i]);  // inputs are exact in bf16
     ASSERT_EQ(hal::bf16_to_f32(b.back()), bv[i]);
   }
-  hal::ops::add(s, view(a, DType::bf16, {4}), view(b, DType::bf16, {4}), view(y, DType::bf16, {4}));
+  hal::ops::add(s, view_of(a, DType::bf16, {4}), view_of(b, DType::bf16, {4}), view_of(y, DType::bf16, {4}));
   for (int i = 0; i < 4; ++i) EXPECT_EQ(hal::bf16_to_f32(y[i]), expected[i]) << "element " << i;
 
   // f16: 11 significant bits; 2048 + 1 is a tie -> 2048, 2048 + 3 -> 2052.
   std::vector<std::uint16_t> c{hal::f32_to_f16(2048), hal::f32_to_f16(2048)};
   std::vector<std::uint16_t> d{hal::f32_to_f16(1), hal::f32_to_f16(3)};
   std::vector<std::uint16_t> z(2, 0);
-  hal::ops::add(s, view(c, DType::f16, {2}), view(d, DType::f16, {2}), view(z, DType::f16, {2}));
+  hal::ops::add(s, view_of(c, DType::f16, {2}), view_of(d, DType::f16, {2}), view_of(z, DType::f16, {2}));
   EXPECT_EQ(hal::f16_to_f32(z[0]), 2048.0f);
   EXPECT_EQ(hal::f16_to_f32(z[1]), 2052.0f);
 }
@@ -119,9 +115,9 @@ TEST(CpuElementwiseBinary, Bf16AndF16ResultsRoundOnceToNearestEven) {
 TEST(CpuElementwiseBinary, F64OutputComputesInDouble) {
   hal::Stream s(cpu());
   std::vector<double> a{1.0, 2.0}, b{3.0, 1e-10}, y(2, 0.0);
-  hal::ops::div(s, view(a, DType::f64, {2}), view(b, DType::f64, {2}), view(y, DType::f64, {2}));
+  hal::ops::div(s, view_of(a, DType::f64, {2}), view_of(b, DType::f64, {2}), view_of(y, DType::f64, {2}));
   EXPECT_EQ(y[0], 1.0 / 3.0);  // fp32 compute would give (double)(1.0f / 3.0f)
-  hal::ops::add(s, view(a, DType::f64, {2}), view(b, DType::f64, {2}), view(y, DType::f64, {2}));
+  hal::ops::add(s, view_of(a, DType::f64, {2}), view_of(b, DType::f64, {2}), view_of(y, DType::f64, {2}));
   EXPECT_EQ(y[0], 4.0);
   EXPECT_EQ(y[1], 2.0 + 1e-10);  // fp32 compute would give 2
 }
@@ -135,9 +131,9 @@ TEST(CpuElementwiseBinary, StridedPermutedAndBroadcastOperandsMatchNaiveLoop) {
   for (std::size_t n = 0; n < a_store.size(); ++n) a_store[n] = static_cast<float>(n % 13) - 6.5f;
   for (std::size_t n = 0; n < b_store.size(); ++n) b_store[n] = static_cast<float>(n) * 0.75f - 1.0f;
   // a_store is laid out as [K][J][I]; the view has shape [I, J, K].
-  const Tensor a = view(a_store, DType::f32, {K, J, I}).permuted({2, 1, 0});
-  const Tensor b = view(b_store, DType::f32, {J, 1});
-  Tensor y = view(y_store, DType::f32, {I, J, K + 2});
+  const Tensor a = view_of(a_store, DType::f32, {K, J, I}).permuted({2, 1, 0});
+  const Tensor b = view_of(b_store, DType::f32, {J, 1});
+  Tensor y = view_of(y_store, DType::f32, {I, J, K + 2});
   y.shape = {I, J, K};  // the last two entries of each row are padding
   for (auto kind : {hal::BinaryKind::add, hal::BinaryKind::sub, hal::BinaryKind::mul, hal::BinaryKind::div,
                     hal::BinaryKind::maximum, hal::BinaryKind::minimum}) {
@@ -181,21 +177,23 @@ TEST(CpuElementwiseBinary, LargeTensorsMatchNaiveLoop) {
   }
   for (std::int64_t r = 0; r < rows; ++r) col[r] = static_cast<float>(r) * 0.5f;
 
-  hal::ops::mul(s, view(a, DType::f32, {rows, cols}), view(b, DType::f32, {rows, cols}), view(y, DType::f32, {rows, cols}));
+  hal::ops::mul(s, view_of(a, DType::f32, {rows, cols}), view_of(b, DType::f32, {rows, cols}),
+                view_of(y, DType::f32, {rows, cols}));
   for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], a[i] * b[i]) << i;
 
-  hal::ops::div(s, view(a16, DType::bf16, {n}), view(b16, DType::bf16, {n}), view(y16, DType::bf16, {n}));
+  hal::ops::div(s, view_of(a16, DType::bf16, {n}), view_of(b16, DType::bf16, {n}), view_of(y16, DType::bf16, {n}));
   for (std::int64_t i = 0; i < n; ++i)
     ASSERT_EQ(y16[i], hal::f32_to_bf16(hal::bf16_to_f32(a16[i]) / hal::bf16_to_f32(b16[i]))) << i;
 
-  hal::ops::add(s, view(a, DType::f32, {rows, cols}), view(col, DType::f32, {rows, 1}), view(y, DType::f32, {rows, cols}));
+  hal::ops::add(s, view_of(a, DType::f32, {rows, cols}), view_of(col, DType::f32, {rows, 1}),
+                view_of(y, DType::f32, {rows, cols}));
   for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], a[i] + col[i / cols]) << i;
 }
 
 TEST(CpuElementwiseBinary, EmptyTensorIsANoOp) {
   hal::Stream s(cpu());
   std::vector<float> a{1}, b{2}, y{-777.0f};
-  hal::ops::add(s, view(a, DType::f32, {0, 3}), view(b, DType::f32, {3}), view(y, DType::f32, {0, 3}));
+  hal::ops::add(s, view_of(a, DType::f32, {0, 3}), view_of(b, DType::f32, {3}), view_of(y, DType::f32, {0, 3}));
   EXPECT_EQ(y[0], -777.0f);
 }
 
@@ -238,9 +236,9 @@ TEST(CpuElementwiseUnary, ActivationsMatchTheirFormulasInDouble) {
 TEST(CpuElementwiseUnary, F64OutputMatchesDoubleFormulas) {
   hal::Stream s(cpu());
   std::vector<double> x{-1.5, 0.3, 2.0}, y(3);
-  hal::ops::gelu(s, view(x, DType::f64, {3}), view(y, DType::f64, {3}));
+  hal::ops::gelu(s, view_of(x, DType::f64, {3}), view_of(y, DType::f64, {3}));
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(y[i], gelu_erf_exact(x[i]), 1e-15) << x[i];
-  hal::ops::exp(s, view(x, DType::f64, {3}), view(y, DType::f64, {3}));
+  hal::ops::exp(s, view_of(x, DType::f64, {3}), view_of(y, DType::f64, {3}));
   for (int i = 0; i < 3; ++i) EXPECT_EQ(y[i], std::exp(x[i])) << x[i];
 }
 
@@ -304,8 +302,8 @@ TEST(CpuElementwiseUnary, PermutedBf16InputMatchesNaiveLoop) {
   constexpr int R = 7, C = 9;
   std::vector<std::uint16_t> x(R * C), y(R * C, 0);
   for (int i = 0; i < R * C; ++i) x[i] = hal::f32_to_bf16(static_cast<float>(i) * 0.1f - 3.0f);
-  const Tensor xt = view(x, DType::bf16, {R, C}).transposed(0, 1);  // [C, R]
-  hal::ops::exp(s, xt, view(y, DType::bf16, {C, R}));
+  const Tensor xt = view_of(x, DType::bf16, {R, C}).transposed(0, 1);  // [C, R]
+  hal::ops::exp(s, xt, view_of(y, DType::bf16, {C, R}));
   for (int c = 0; c < C; ++c)
     for (int r = 0; r < R; ++r)
       ASSERT_EQ(y[c * R + r], hal::f32_to_bf16(std::exp(hal::bf16_to_f32(x[r * C + c])))) << r << "," << c;
@@ -314,9 +312,11 @@ TEST(CpuElementwiseUnary, PermutedBf16InputMatchesNaiveLoop) {
 TEST(CpuElementwiseSwiglu, SiluOfGateTimesUp) {
   hal::Stream s(cpu());
   std::vector<float> gate{0.0f, 1.0f, -2.0f, 3.0f, -0.5f, 8.0f}, up{2.0f, 3.0f, 4.0f, -5.0f, 1.0f, 0.5f}, y(6);
-  hal::ops::swiglu(s, view(gate, DType::f32, {2, 3}), view(up, DType::f32, {2, 3}), view(y, DType::f32, {2, 3}));
+  hal::ops::swiglu(s, view_of(gate, DType::f32, {2, 3}), view_of(up, DType::f32, {2, 3}),
+                   view_of(y, DType::f32, {2, 3}));
   EXPECT_EQ(y[0], 0.0f);
-  for (int i = 0; i < 6; ++i) EXPECT_NEAR(y[i], silu_exact(gate[i]) * up[i], 1e-6 * std::fabs(silu_exact(gate[i]) * up[i]) + 1e-30) << i;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_NEAR(y[i], silu_exact(gate[i]) * up[i], 1e-6 * std::fabs(silu_exact(gate[i]) * up[i]) + 1e-30) << i;
 
   // bf16 in and out, rounded once from the fp32 result.
   std::vector<std::uint16_t> g16, u16, y16(6);
@@ -324,7 +324,7 @@ TEST(CpuElementwiseSwiglu, SiluOfGateTimesUp) {
     g16.push_back(hal::f32_to_bf16(gate[i]));
     u16.push_back(hal::f32_to_bf16(up[i]));
   }
-  hal::ops::swiglu(s, view(g16, DType::bf16, {6}), view(u16, DType::bf16, {6}), view(y16, DType::bf16, {6}));
+  hal::ops::swiglu(s, view_of(g16, DType::bf16, {6}), view_of(u16, DType::bf16, {6}), view_of(y16, DType::bf16, {6}));
   for (int i = 0; i < 6; ++i) {
     const double exact = silu_exact(gate[i]) * up[i];
     EXPECT_NEAR(hal::bf16_to_f32(y16[i]), exact, std::fabs(exact) * 0x1p-8 * 1.01) << i;  // half an ulp of bf16
@@ -352,10 +352,10 @@ TEST(CpuElementwiseDeterminism, SameBitsForOneAndManyThreads) {
     std::vector<float> mx(n);
     in_arena(threads, [&] {
       hal::Stream s(cpu());
-      hal::ops::gelu(s, view(x, DType::bf16, {n}), view(g, DType::bf16, {n}));
-      hal::ops::swiglu(s, view(x, DType::bf16, {n}), view(w, DType::bf16, {n}), view(sw, DType::bf16, {n}));
-      hal::ops::maximum(s, view(xf, DType::f32, {331, 453}).transposed(0, 1), view(wf, DType::f32, {453, 1}),
-                        view(mx, DType::f32, {453, 331}));
+      hal::ops::gelu(s, view_of(x, DType::bf16, {n}), view_of(g, DType::bf16, {n}));
+      hal::ops::swiglu(s, view_of(x, DType::bf16, {n}), view_of(w, DType::bf16, {n}), view_of(sw, DType::bf16, {n}));
+      hal::ops::maximum(s, view_of(xf, DType::f32, {331, 453}).transposed(0, 1), view_of(wf, DType::f32, {453, 1}),
+                        view_of(mx, DType::f32, {453, 331}));
     });
     return std::make_tuple(g, sw, mx);
   };

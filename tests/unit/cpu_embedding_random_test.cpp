@@ -15,19 +15,16 @@
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
+#include "unit/test_helpers.h"
 
 namespace {
+
+using hal::test::cpu;
+using hal::test::view_of;
 
 using hal::DType;
 using hal::Shape;
 using hal::Tensor;
-
-hal::Device& cpu() { return hal::device("cpu"); }
-
-template <class E>
-Tensor view(std::vector<E>& v, DType dtype, const Shape& shape) {
-  return Tensor::contiguous(v.data(), &cpu(), dtype, shape);
-}
 
 // table[r][c] = 10 r + c
 std::vector<float> numbered_table(int rows, int cols) {
@@ -42,7 +39,8 @@ TEST(CpuEmbeddingRandomEmbedding, GathersRowsForAnyIdsShape) {
   auto table = numbered_table(5, 3);
   std::vector<std::int32_t> ids{4, 0, 2, 4};
   std::vector<float> y(12, -1.0f);
-  hal::ops::embedding(s, view(table, DType::f32, {5, 3}), view(ids, DType::i32, {2, 2}), view(y, DType::f32, {2, 2, 3}));
+  hal::ops::embedding(s, view_of(table, DType::f32, {5, 3}), view_of(ids, DType::i32, {2, 2}),
+                      view_of(y, DType::f32, {2, 2, 3}));
   EXPECT_EQ(y, (std::vector<float>{40, 41, 42, 0, 1, 2, 20, 21, 22, 40, 41, 42}));
 }
 
@@ -51,12 +49,12 @@ TEST(CpuEmbeddingRandomEmbedding, I64IdsBf16TableAndStridedViews) {
   // The table is the first 2 columns of a [6, 4] buffer; ids are a transposed view.
   std::vector<std::uint16_t> store(24);
   for (int i = 0; i < 24; ++i) store[i] = hal::f32_to_bf16(static_cast<float>(i) + 0.5f);
-  Tensor table = view(store, DType::bf16, {6, 4});
+  Tensor table = view_of(store, DType::bf16, {6, 4});
   table.shape = {6, 2};
   std::vector<std::int64_t> ids_store{5, 1, 3, 0, 2, 5};  // [2, 3]
-  const Tensor ids = view(ids_store, DType::i64, {2, 3}).transposed(0, 1);  // [3, 2]: 5 0 / 1 2 / 3 5
+  const Tensor ids = view_of(ids_store, DType::i64, {2, 3}).transposed(0, 1);  // [3, 2]: 5 0 / 1 2 / 3 5
   std::vector<std::uint16_t> y(3 * 2 * 2, 0);
-  hal::ops::embedding(s, table, ids, view(y, DType::bf16, {3, 2, 2}));
+  hal::ops::embedding(s, table, ids, view_of(y, DType::bf16, {3, 2, 2}));
   const std::int64_t order[] = {5, 0, 1, 2, 3, 5};
   for (int i = 0; i < 6; ++i) {
     EXPECT_EQ(y[2 * i], store[order[i] * 4]) << i;
@@ -72,7 +70,8 @@ TEST(CpuEmbeddingRandomEmbedding, OutOfRangeIdThrowsBeforeWritingAnything) {
     auto ids_copy = ids;
     std::vector<float> y(12, -1.0f);
     try {
-      hal::ops::embedding(s, view(table, DType::f32, {5, 3}), view(ids_copy, DType::i32, {4}), view(y, DType::f32, {4, 3}));
+      hal::ops::embedding(s, view_of(table, DType::f32, {5, 3}), view_of(ids_copy, DType::i32, {4}),
+                          view_of(y, DType::f32, {4, 3}));
       ADD_FAILURE() << "no error for " << bad;
     } catch (const hal::Error& e) {
       EXPECT_EQ(e.code(), hal::ErrorCode::invalid_argument);
@@ -90,7 +89,8 @@ TEST(CpuEmbeddingRandomEmbedding, LargeI64IdsBeyondInt32Vocab) {
   auto table = numbered_table(3, 2);
   std::vector<std::int64_t> ids{(std::int64_t{1} << 32) + 1};
   std::vector<float> y(2, -1.0f);
-  EXPECT_THROW(hal::ops::embedding(s, view(table, DType::f32, {3, 2}), view(ids, DType::i64, {1}), view(y, DType::f32, {1, 2})),
+  EXPECT_THROW(hal::ops::embedding(s, view_of(table, DType::f32, {3, 2}), view_of(ids, DType::i64, {1}),
+                                   view_of(y, DType::f32, {1, 2})),
                hal::Error);
   EXPECT_EQ(y, (std::vector<float>{-1.0f, -1.0f}));
 }
@@ -100,7 +100,8 @@ TEST(CpuEmbeddingRandomEmbedding, EmptyIdsWriteNothing) {
   auto table = numbered_table(3, 2);
   std::vector<std::int32_t> ids{0};
   std::vector<float> y{-1.0f};
-  hal::ops::embedding(s, view(table, DType::f32, {3, 2}), view(ids, DType::i32, {2, 0}), view(y, DType::f32, {2, 0, 2}));
+  hal::ops::embedding(s, view_of(table, DType::f32, {3, 2}), view_of(ids, DType::i32, {2, 0}),
+                      view_of(y, DType::f32, {2, 0, 2}));
   EXPECT_EQ(y[0], -1.0f);
 }
 
@@ -108,8 +109,8 @@ TEST(CpuEmbeddingRandomFill, ValuesAreThePhiloxContract) {
   hal::Stream s(cpu());
   constexpr std::int64_t n = 5003;
   std::vector<float> u(n), z(n);
-  hal::ops::fill_random(s, view(u, DType::f32, {n}), {.seed = 42, .a = -2.0f, .b = 3.0f});
-  hal::ops::fill_random(s, view(z, DType::f32, {n}),
+  hal::ops::fill_random(s, view_of(u, DType::f32, {n}), {.seed = 42, .a = -2.0f, .b = 3.0f});
+  hal::ops::fill_random(s, view_of(z, DType::f32, {n}),
                         {.seed = 42, .distribution = hal::RandomDistribution::normal, .a = 1.0f, .b = 0.5f});
   for (std::int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(u[i], hal::philox_uniform(42, static_cast<std::uint64_t>(i), -2.0f, 3.0f)) << i;
@@ -123,9 +124,9 @@ TEST(CpuEmbeddingRandomFill, SameSeedSameBitsOtherSeedOtherBits) {
   hal::Stream s(cpu());
   constexpr std::int64_t n = 4099;
   std::vector<float> a(n), b(n), c(n);
-  hal::ops::fill_random(s, view(a, DType::f32, {n}), {.seed = 7});
-  hal::ops::fill_random(s, view(b, DType::f32, {n}), {.seed = 7});
-  hal::ops::fill_random(s, view(c, DType::f32, {n}), {.seed = 8});
+  hal::ops::fill_random(s, view_of(a, DType::f32, {n}), {.seed = 7});
+  hal::ops::fill_random(s, view_of(b, DType::f32, {n}), {.seed = 7});
+  hal::ops::fill_random(s, view_of(c, DType::f32, {n}), {.seed = 8});
   EXPECT_EQ(std::memcmp(a.data(), b.data(), n * sizeof(float)), 0);
   int same = 0;
   for (std::int64_t i = 0; i < n; ++i) same += a[i] == c[i];
@@ -136,7 +137,7 @@ TEST(CpuEmbeddingRandomFill, NormalHasTheRequestedMoments) {
   hal::Stream s(cpu());
   constexpr std::int64_t n = 200000;
   std::vector<float> z(n);
-  hal::ops::fill_random(s, view(z, DType::f32, {n}),
+  hal::ops::fill_random(s, view_of(z, DType::f32, {n}),
                         {.seed = 3, .distribution = hal::RandomDistribution::normal, .a = 2.0f, .b = 3.0f});
   double sum = 0, sum_sq = 0;
   for (float v : z) {
@@ -156,10 +157,10 @@ TEST(CpuEmbeddingRandomFill, NarrowAndWideFillsAgreeWithF32) {
   std::vector<float> f(n);
   std::vector<std::uint16_t> bf(n), h(n);
   std::vector<double> d(n);
-  hal::ops::fill_random(s, view(f, DType::f32, {n}), options);
-  hal::ops::fill_random(s, view(bf, DType::bf16, {n}), options);
-  hal::ops::fill_random(s, view(h, DType::f16, {n}), options);
-  hal::ops::fill_random(s, view(d, DType::f64, {n}), options);
+  hal::ops::fill_random(s, view_of(f, DType::f32, {n}), options);
+  hal::ops::fill_random(s, view_of(bf, DType::bf16, {n}), options);
+  hal::ops::fill_random(s, view_of(h, DType::f16, {n}), options);
+  hal::ops::fill_random(s, view_of(d, DType::f64, {n}), options);
   for (std::int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(bf[i], hal::f32_to_bf16(f[i])) << i;
     ASSERT_EQ(h[i], hal::f32_to_f16(f[i])) << i;
@@ -172,7 +173,7 @@ TEST(CpuEmbeddingRandomFill, StridedOutputUsesLogicalIndex) {
   constexpr int R = 3, C = 4;
   std::vector<float> store(R * C + 1, -5.0f);  // one sentinel past the end
   // A transposed view: logical [R, C] element (r, c) lives at c * R + r.
-  const Tensor y = view(store, DType::f32, {C, R}).transposed(0, 1);
+  const Tensor y = view_of(store, DType::f32, {C, R}).transposed(0, 1);
   hal::ops::fill_random(s, y, {.seed = 11});
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c)
@@ -192,9 +193,11 @@ TEST(CpuEmbeddingRandomDeterminism, SameBitsForOneAndManyThreads) {
     tbb::task_arena arena(threads);
     arena.execute([&] {
       hal::Stream s(cpu());
-      hal::ops::fill_random(s, view(noise, DType::bf16, {n}), {.seed = 5, .distribution = hal::RandomDistribution::normal});
-      hal::ops::embedding(s, view(table, DType::f32, {vocab, dim}), view(ids, DType::i32, {static_cast<std::int64_t>(ids.size())}),
-                          view(rows, DType::f32, {static_cast<std::int64_t>(ids.size()), dim}));
+      hal::ops::fill_random(s, view_of(noise, DType::bf16, {n}),
+                            {.seed = 5, .distribution = hal::RandomDistribution::normal});
+      hal::ops::embedding(s, view_of(table, DType::f32, {vocab, dim}),
+                          view_of(ids, DType::i32, {static_cast<std::int64_t>(ids.size())}),
+                          view_of(rows, DType::f32, {static_cast<std::int64_t>(ids.size()), dim}));
     });
     return std::make_pair(noise, rows);
   };

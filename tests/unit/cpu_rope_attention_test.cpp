@@ -15,19 +15,17 @@
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
+#include "unit/test_helpers.h"
 
 namespace {
+
+using hal::test::cpu;
+using hal::test::view_of;
 
 using hal::DType;
 using hal::RopeStyle;
 using hal::Shape;
 using hal::Tensor;
-
-hal::Device& cpu() { return hal::device("cpu"); }
-
-template <class E> Tensor view_of(std::vector<E>& v, DType t, const Shape& s) {
-  return Tensor::contiguous(v.data(), &cpu(), t, s);
-}
 
 std::vector<float> wave(std::size_t n, float freq, float phase) {
   std::vector<float> v(n);

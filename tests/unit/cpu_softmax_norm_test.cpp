@@ -13,18 +13,16 @@
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
+#include "unit/test_helpers.h"
 
 namespace {
+
+using hal::test::cpu;
+using hal::test::view_of;
 
 using hal::DType;
 using hal::Shape;
 using hal::Tensor;
-
-hal::Device& cpu() { return hal::device("cpu"); }
-
-template <class E> Tensor view_of(std::vector<E>& v, DType t, const Shape& s) {
-  return Tensor::contiguous(v.data(), &cpu(), t, s);
-}
 
 // Softmax of one row in double, keys [0, valid) unmasked.
 std::vector<double> softmax_ref(const std::vector<double>& z, std::size_t valid, bool log) {

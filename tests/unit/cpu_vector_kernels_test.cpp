@@ -25,8 +25,11 @@
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
+#include "unit/test_helpers.h"
 
 namespace {
+
+using hal::test::cpu;
 
 using hal::DType;
 using hal::Shape;
@@ -636,8 +639,6 @@ TEST(CpuVectorKernels, FusedEntriesEqualTheirCompositions) {
     }
   }
 }
-
-hal::Device& cpu() { return hal::device("cpu"); }
 
 // A [rows, d] view into `storage` whose last axis has stride 2 (every other
 // element), so the kernels take their strided path.

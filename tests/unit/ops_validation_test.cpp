@@ -15,6 +15,7 @@
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
+#include "unit/test_helpers.h"
 
 namespace {
 
@@ -22,22 +23,6 @@ using hal::DType;
 using hal::Shape;
 using hal::Tensor;
 namespace ops = hal::ops;
-
-// A device that is never registered or run: only its address matters, to put
-// a tensor "elsewhere".
-class OtherDevice : public hal::Device {
- public:
-  OtherDevice() { info_.name = "other:0"; }
-  const hal::DeviceInfo& info() const override { return info_; }
-  void* allocate(std::size_t) override { return nullptr; }
-  void deallocate(void*) noexcept override {}
-  std::unique_ptr<hal::StreamImpl> create_stream() override { return nullptr; }
-  std::unique_ptr<hal::EventImpl> create_event() override { return nullptr; }
-  void execute(hal::StreamImpl&, const hal::OpCall&) override {}
-
- private:
-  hal::DeviceInfo info_;
-};
 
 class OpsValidation : public ::testing::Test {
  protected:
@@ -98,7 +83,7 @@ TEST_F(OpsValidation, NullDeviceRejected) {
 }
 
 TEST_F(OpsValidation, TensorsOnDifferentDevicesRejected) {
-  OtherDevice other;
+  hal::test::InertDevice other{"other:0"};
   Tensor a = f32({4}), b = f32({4}), y = f32({4});
   b.device = &other;
   expect_invalid([&] { ops::add(stream, a, b, y); }, "add", "b", "on other:0");

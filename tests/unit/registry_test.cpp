@@ -8,39 +8,13 @@
 
 #include "hal/error.h"
 #include "hal/registry.h"
+#include "unit/test_helpers.h"
 
 namespace {
 
-template <typename F>
-std::string error_of(F&& f, hal::ErrorCode code = hal::ErrorCode::invalid_argument) {
-  try {
-    f();
-  } catch (const hal::Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected hal::Error";
-  return {};
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-class NamedDevice final : public hal::Device {
- public:
-  explicit NamedDevice(std::string name) {
-    info_.name = std::move(name);
-    info_.backend = "registry_test";
-  }
-  const hal::DeviceInfo& info() const override { return info_; }
-  void* allocate(std::size_t) override { return nullptr; }
-  void deallocate(void*) noexcept override {}
-  std::unique_ptr<hal::StreamImpl> create_stream() override { return nullptr; }
-  std::unique_ptr<hal::EventImpl> create_event() override { return nullptr; }
-  void execute(hal::StreamImpl&, const hal::OpCall&) override {}
-
- private:
-  hal::DeviceInfo info_;
-};
+using hal::test::error_of;
+using hal::test::contains;
+using hal::test::InertDevice;
 
 // Sets HAL_DEVICE for one scope and restores the previous value.
 class ScopedHalDevice {
@@ -61,7 +35,7 @@ class ScopedHalDevice {
 
 // Registered once per process (the registry keeps devices until exit).
 hal::Device& test_device() {
-  static hal::Device& d = hal::register_device(std::make_unique<NamedDevice>("regtest:0"), "regtest");
+  static hal::Device& d = hal::register_device(std::make_unique<InertDevice>("regtest:0", "registry_test"), "regtest");
   return d;
 }
 
@@ -113,10 +87,11 @@ TEST(Registry, RegisterDeviceAndDuplicates) {
   }
   EXPECT_TRUE(backend_listed);
 
-  std::string msg = error_of([] { hal::register_device(std::make_unique<NamedDevice>("regtest:0"), "regtest"); });
+  std::string msg =
+      error_of([] { hal::register_device(std::make_unique<InertDevice>("regtest:0", "registry_test"), "regtest"); });
   EXPECT_EQ(msg.rfind("hal::register_device: argument 'device'", 0), 0u) << msg;
   EXPECT_TRUE(contains(msg, "regtest:0")) << msg;
-  msg = error_of([] { hal::register_device(std::make_unique<NamedDevice>("cpu"), "other"); });
+  msg = error_of([] { hal::register_device(std::make_unique<InertDevice>("cpu", "registry_test"), "other"); });
   EXPECT_TRUE(contains(msg, "cpu")) << msg;
   error_of([] { hal::register_device(nullptr, "regtest"); });
   EXPECT_EQ(&hal::device("cpu"), hal::devices().front());  // the failed calls changed nothing

@@ -6,25 +6,15 @@
 
 #include "hal/error.h"
 #include "hal/shape.h"
+#include "unit/test_helpers.h"
 
 namespace {
+
+using hal::test::error_of;
 
 using hal::Dims;
 using hal::Shape;
 using hal::Strides;
-
-// Runs `f`, which must throw hal::Error with `code`; returns the message.
-template <typename F>
-std::string error_of(F&& f, hal::ErrorCode code = hal::ErrorCode::invalid_argument) {
-  try {
-    f();
-  } catch (const hal::Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected hal::Error";
-  return {};
-}
 
 constexpr std::int64_t kBig = std::int64_t{1} << 40;
 

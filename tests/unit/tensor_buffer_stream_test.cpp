@@ -15,29 +15,18 @@
 #include "hal/registry.h"
 #include "hal/stream.h"
 #include "hal/tensor.h"
+#include "unit/test_helpers.h"
 
 namespace {
+
+using hal::test::cpu;
+using hal::test::error_of;
+using hal::test::contains;
 
 using hal::DType;
 using hal::Shape;
 using hal::Strides;
 using hal::Tensor;
-
-template <typename F>
-std::string error_of(F&& f, hal::ErrorCode code = hal::ErrorCode::invalid_argument) {
-  try {
-    f();
-  } catch (const hal::Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected hal::Error";
-  return {};
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-hal::Device& cpu() { return hal::device("cpu"); }
 
 // A device that is not the CPU, for mismatch errors. Never registered.
 class OtherEvent final : public hal::EventImpl {
