@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -231,6 +232,59 @@ TEST_F(NpyTest, ConvertRoundsOnceToNearestEven) {
   EXPECT_EQ(hal::bf16_to_f32(bits[0]), 1.0f);
   EXPECT_EQ(hal::bf16_to_f32(bits[1]), 1.015625f);
   EXPECT_EQ(hal::bf16_to_f32(bits[2]), -3.0f);
+}
+
+// Valid files with random damage: bytes overwritten, the file cut short, header
+// tokens inserted or removed, the version and header length changed. Each read
+// must give a consistent array or an io_error naming the file; never a crash
+// or an out-of-bounds access (the ASan preset runs this too).
+TEST_F(NpyTest, DamagedFilesGiveConsistentArraysOrIoErrors) {
+  std::vector<std::string> seeds;
+  for (const auto& [t, shape] : {std::pair<DType, hal::Shape>{DType::f32, {3, 4}}, {DType::i64, {5}},
+                                 {DType::f16, {2, 2, 2}}, {DType::f32, {}}, {DType::i8, {0, 3}},
+                                 {DType::boolean, {6}}}) {
+    hal::tools::write_npy(path("seed.npy"), make_array(t, shape));
+    std::ifstream in(path("seed.npy"), std::ios::binary);
+    seeds.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const char* const tokens[] = {"'descr'", "'<f4'", "'>f4'", "'|u1'", "True", "(", ")", ",", "-1", "4294967296",
+                                "99999999999999999999", "9223372036854775807", "'shape'", "{", "}", ":", " ", "\n",
+                                "0", "'<c8'", "''"};
+  std::mt19937 rng(20261130);
+  const std::string p = path("damaged.npy");
+  int arrays = 0, errors = 0;
+  for (int it = 0; it < 3000; ++it) {
+    std::string file = seeds[rng() % seeds.size()];
+    for (int edit = 1 + static_cast<int>(rng() % 4); edit > 0; --edit) {
+      const std::size_t at = 8 + rng() % 64;
+      switch (rng() % 5) {
+        case 0: file[rng() % file.size()] = static_cast<char>(rng()); break;
+        case 1: file.resize(rng() % file.size() + 1); break;
+        case 2: if (at < file.size()) file.insert(at, tokens[rng() % std::size(tokens)]); break;
+        case 3: if (at + 3 < file.size()) file.erase(at, 1 + rng() % 3); break;
+        case 4:  // the format version and the low byte of the header length
+          if (file.size() > 9) {
+            file[6] = static_cast<char>(rng() % 4);
+            file[8] = static_cast<char>(rng());
+          }
+          break;
+      }
+    }
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << file;
+    try {
+      const HostArray a = hal::tools::read_npy(p);
+      const auto expected = a.numel() * static_cast<std::int64_t>(hal::dtype_size(a.dtype));
+      ASSERT_EQ(static_cast<std::int64_t>(a.bytes.size()), expected) << "iteration " << it;
+      ++arrays;
+    } catch (const hal::Error& e) {
+      ASSERT_EQ(e.code(), hal::ErrorCode::io_error) << "iteration " << it << ": " << e.what();
+      ASSERT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+      ++errors;
+    }
+  }
+  // Damage to data bytes alone leaves a valid file; the rest must be caught.
+  EXPECT_GT(arrays, 0) << errors << " errors";
+  EXPECT_GT(errors, 2000) << arrays << " arrays";
 }
 
 TEST_F(NpyTest, WritingBf16IsRejected) {
