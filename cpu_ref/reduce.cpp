@@ -3,7 +3,9 @@
 // Every output element is one task-independent row: the reduced axis of x is
 // gathered into a contiguous scratch row (a plain copy when it is already
 // contiguous f32/f64), reduced in a fixed order, and the result is rounded
-// once into y. Rows are split across oneTBB threads; no reduction ever spans
+// once into y. fp32 sums and means of contiguous f32/bf16/f16 rows take the
+// vector kernels' sum instead, in the same lane order (vector_kernels.h), so
+// the same bits; f32 rows are then read where they lie. Rows are split across oneTBB threads; no reduction ever spans
 // two threads, so the bits do not depend on the thread count.
 //
 // Special values: a NaN makes sum/mean/max/min NaN; argmax returns the index
@@ -13,11 +15,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "cpu_ref/kernels.h"
 #include "cpu_ref/rows_access.h"
 #include "cpu_ref/rows_math.h"
+#include "cpu_ref/vector_kernels.h"
 
 namespace hal::cpu_ref {
 
@@ -68,11 +72,24 @@ template <class T> void reduce_typed(const ReduceCall& call, int axis) {
   const Strides y_outer_strides = call.keepdim ? rows::without_axis(y.strides, axis) : y.strides;
   const std::int64_t count = checked_numel(outer);
 
+  const bool vector_sum = std::is_same_v<T, float> && (call.kind == ReduceKind::sum || call.kind == ReduceKind::mean) &&
+                          x_stride == 1 && n > 0 && vector_dtype(x.dtype);
   rows::parallel_rows(count, n + 1, [&](std::int64_t begin, std::int64_t end) {
     std::vector<T> row(static_cast<std::size_t>(n));
     for (std::int64_t r = begin; r < end; ++r) {
-      rows::gather(x, rows::offset_of(r, outer, x_outer_strides, x.offset), x_stride, n, row.data());
+      const std::int64_t start = rows::offset_of(r, outer, x_outer_strides, x.offset);
       const std::int64_t out = rows::offset_of(r, outer, y_outer_strides, y.offset);
+      if constexpr (std::is_same_v<T, float>) {
+        if (vector_sum) {
+          const VectorKernels& vk = vector_kernels();
+          const char* src = static_cast<const char*>(x.data) + start * static_cast<std::int64_t>(dtype_size(x.dtype));
+          const float sum = x.dtype == DType::f32 ? vk.sum(reinterpret_cast<const float*>(src), n)
+                                                  : vk.widen_sum(src, x.dtype, n, row.data());
+          rows::store<T>(y.data, y.dtype, out, call.kind == ReduceKind::mean ? sum / static_cast<float>(n) : sum);
+          continue;
+        }
+      }
+      rows::gather(x, start, x_stride, n, row.data());
       if (call.kind == ReduceKind::argmax) {
         store_element(y.data, y.dtype, out, static_cast<double>(argmax_row(row.data(), n)));
       } else {

@@ -196,6 +196,44 @@ TEST(CpuReduce, PermutedViewEqualsContiguous) {
   }
 }
 
+TEST(CpuReduce, ContiguousRowsEqualStridedRows) {
+  // Rows of 37 and 1000 elements (vector bodies and tails), once contiguous and
+  // once as the transposed view of their transpose (stride 6): contiguous f32 /
+  // bf16 sums and means take the vector kernels, the strided ones the gather
+  // path, and every kind must give the same bits either way.
+  hal::Stream s(cpu());
+  for (DType t : {DType::f32, DType::bf16}) {
+    for (std::int64_t n : {37, 1000}) {
+      constexpr std::int64_t kRows = 6;
+      std::vector<float> values(static_cast<std::size_t>(kRows * n));
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i)) * 10.0f;
+      values[5] = std::numeric_limits<float>::quiet_NaN();  // row 0 holds a NaN
+      std::vector<float> dense_f(values.size()), stored_t_f(values.size());
+      for (std::int64_t r = 0; r < kRows; ++r)
+        for (std::int64_t c = 0; c < n; ++c) {
+          dense_f[static_cast<std::size_t>(r * n + c)] = values[static_cast<std::size_t>(r * n + c)];
+          stored_t_f[static_cast<std::size_t>(c * kRows + r)] = values[static_cast<std::size_t>(r * n + c)];
+        }
+      std::vector<std::uint16_t> dense_b(values.size()), stored_t_b(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        dense_b[i] = hal::f32_to_bf16(dense_f[i]);
+        stored_t_b[i] = hal::f32_to_bf16(stored_t_f[i]);
+      }
+      const Tensor dense = t == DType::f32 ? view_of(dense_f, t, {kRows, n}) : view_of(dense_b, t, {kRows, n});
+      const Tensor strided =
+          (t == DType::f32 ? view_of(stored_t_f, t, {n, kRows}) : view_of(stored_t_b, t, {n, kRows})).transposed(0, 1);
+      for (ReduceKind kind : {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min}) {
+        std::vector<std::uint32_t> a(kRows), b(kRows);  // room for f32 or bf16 results
+        const DType yt = t;
+        hal::ops::reduce(s, kind, dense, Tensor::contiguous(a.data(), &cpu(), yt, {kRows}), {-1, false});
+        hal::ops::reduce(s, kind, strided, Tensor::contiguous(b.data(), &cpu(), yt, {kRows}), {-1, false});
+        EXPECT_EQ(a, b) << hal::dtype_name(t) << " n " << n << " " << hal::to_string(kind);
+        EXPECT_NE(a, std::vector<std::uint32_t>(kRows, 0u)) << "nothing written";
+      }
+    }
+  }
+}
+
 TEST(CpuReduce, BitwiseIdenticalForAnyThreadCount) {
   const Shape xs{512, 1024};
   std::vector<float> x(512 * 1024);
