@@ -46,6 +46,19 @@ template <class T> T fixed_dot(const T* a, const T* b, std::int64_t n) {
   return lane_sum<T>(n, [a, b](std::int64_t k) { return a[k] * b[k]; });
 }
 
+// The index of the first largest (largest) or smallest element of v[0, n),
+// 0 when n is 0. A NaN counts as both, so the first NaN wins. This is
+// reduce's argmax, and its max / min are v at this index: a strict compare
+// keeps the first of equal values, -0 and +0 included.
+template <class T> std::int64_t first_extreme(const T* v, std::int64_t n, bool largest) {
+  std::int64_t best = 0;
+  for (std::int64_t k = 0; k < n; ++k) {
+    if (std::isnan(v[k])) return k;
+    if (largest ? v[k] > v[best] : v[k] < v[best]) best = k;
+  }
+  return best;
+}
+
 // Maximum that propagates NaN: once NaN, always NaN.
 template <class T> T nan_max(T m, T v) { return (v > m || std::isnan(v)) && !std::isnan(m) ? v : m; }
 

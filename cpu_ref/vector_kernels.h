@@ -78,6 +78,9 @@ struct VectorKernels {
   // Reductions in the fixed order of rows_math.h (32 interleaved lanes
   // combined pairwise): the order depends on n only.
   float (*max)(const float* x, std::int64_t n);  // n >= 1; NaN need not propagate (callers see it through exp)
+  // rows::first_extreme: the index of the first largest / smallest x[i], or
+  // of the first NaN (reduce's argmax, max and min).
+  std::int64_t (*first_extreme)(const float* x, std::int64_t n, bool largest);
   float (*sum)(const float* x, std::int64_t n);
   float (*sum_squares)(const float* x, std::int64_t n);
   float (*sum_squared_deviations)(const float* x, float mean, std::int64_t n);  // sum (x - mean)^2

@@ -5,6 +5,7 @@
 // after cpu_features() reported all three.
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include "cpu_ref/vector_avx2.h"
 
@@ -151,6 +152,49 @@ HAL_FLATTEN float max_run(const float* x, std::int64_t n) {
   }
   for (; i < n; ++i) m = x[i] > m ? x[i] : m;
   return m;
+}
+
+// rows::first_extreme on 8 lanes. Each lane keeps its first extreme and that
+// element's index (a strict compare keeps the earlier of equal values, -0 and
+// +0 included); the lanes then give the extreme, the smallest index among
+// equal ones. A row holding a NaN, too short for a vector or too long for
+// 32-bit lane indices takes the portable table's loop (baseline code, which
+// this object may call but not share, cmake/check_isa_objects.cmake).
+template <bool kLargest> std::int64_t first_extreme_impl(const float* x, std::int64_t n) {
+  if (n < 2 * kW || n > std::numeric_limits<std::int32_t>::max())
+    return vector_kernels_portable().first_extreme(x, n, kLargest);
+  const auto better = [](__m256 a, __m256 b) {
+    return kLargest ? _mm256_cmp_ps(a, b, _CMP_GT_OQ) : _mm256_cmp_ps(a, b, _CMP_LT_OQ);
+  };
+  __m256 best = _mm256_loadu_ps(x);
+  __m256i best_at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i at = best_at;
+  __m256 nan = _mm256_cmp_ps(best, best, _CMP_UNORD_Q);
+  std::int64_t i = kW;
+  for (; i + kW <= n; i += kW) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    at = _mm256_add_epi32(at, _mm256_set1_epi32(kW));
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    const __m256 take = better(v, best);
+    best = _mm256_blendv_ps(best, v, take);
+    best_at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_at), _mm256_castsi256_ps(at), take));
+  }
+  if (_mm256_movemask_ps(nan) != 0) return vector_kernels_portable().first_extreme(x, n, kLargest);
+  alignas(32) std::int32_t lane_at[kW];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lane_at), best_at);
+  std::int64_t b = lane_at[0];
+  for (int l = 1; l < kW; ++l) {
+    const float v = x[lane_at[l]];
+    if ((kLargest ? v > x[b] : v < x[b]) || (v == x[b] && lane_at[l] < b)) b = lane_at[l];
+  }
+  for (; i < n; ++i) {
+    if (std::isnan(x[i])) return i;  // the vectors held none
+    if (kLargest ? x[i] > x[b] : x[i] < x[b]) b = i;
+  }
+  return b;
+}
+HAL_FLATTEN std::int64_t first_extreme_run(const float* x, std::int64_t n, bool largest) {
+  return largest ? first_extreme_impl<true>(x, n) : first_extreme_impl<false>(x, n);
 }
 
 HAL_FLATTEN float sum_run(const float* x, std::int64_t n) {
@@ -563,7 +607,7 @@ const VectorKernels* vector_kernels_avx2() {
   static const VectorKernels table{
       "avx2",  widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, gelu_run,
       gelu_tanh_run, tanh_run, log_run, swiglu_run, scale_run,
-      max_run, sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
+      max_run, first_extreme_run, sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run, row_max_run,
       avx2::map1_fused, avx2::map2_fused, weighted_row_sum_run};

@@ -114,6 +114,9 @@ float max_run(const float* x, std::int64_t n) {
   for (std::int64_t i = 1; i < n; ++i) m = rows::nan_max(m, x[i]);
   return m;
 }
+std::int64_t first_extreme_run(const float* x, std::int64_t n, bool largest) {
+  return rows::first_extreme(x, n, largest);
+}
 float sum_run(const float* x, std::int64_t n) { return rows::fixed_sum(x, n); }
 float sum_squares_run(const float* x, std::int64_t n) { return rows::fixed_dot(x, x, n); }
 void dot_rows_run(const float* a, std::int64_t count, std::int64_t a_stride, const void* b, DType b_type, std::int64_t n,
@@ -233,7 +236,7 @@ const VectorKernels& vector_kernels_portable() {
   static const VectorKernels table{
       "portable", widen,   narrow,  narrow_streaming, copy_streaming, exp_run,   sigmoid_run, silu_run, gelu_run,
       gelu_tanh_run, tanh_run, log_run, swiglu_run, scale_run,
-      max_run,    sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
+      max_run,    first_extreme_run, sum_run, sum_squares_run, sum_squared_deviations_run, dot_rows_run, exp_shifted_sum_run,
       rms_apply_run, layer_apply_run, widen_sum_run, widen_sum_squares_run, scale_narrow_run,
       rms_apply_narrow_run, layer_apply_narrow_run, widen_scale_max_run, row_max_run,
       nullptr,    nullptr,  // no fused maps: the general path is as fast here

@@ -200,7 +200,8 @@ TEST(CpuReduce, ContiguousRowsEqualStridedRows) {
   // Rows of 37 and 1000 elements (vector bodies and tails), once contiguous and
   // once as the transposed view of their transpose (stride 6): contiguous f32 /
   // bf16 sums and means take the vector kernels, the strided ones the gather
-  // path, and every kind must give the same bits either way.
+  // path (max, min and argmax: first_extreme on both), and every kind must
+  // give the same bits either way.
   hal::Stream s(cpu());
   for (DType t : {DType::f32, DType::bf16}) {
     for (std::int64_t n : {37, 1000}) {
@@ -230,6 +231,11 @@ TEST(CpuReduce, ContiguousRowsEqualStridedRows) {
         EXPECT_EQ(a, b) << hal::dtype_name(t) << " n " << n << " " << hal::to_string(kind);
         EXPECT_NE(a, std::vector<std::uint32_t>(kRows, 0u)) << "nothing written";
       }
+      std::vector<std::int64_t> ia(kRows, -1), ib(kRows, -1);
+      hal::ops::argmax(s, dense, Tensor::contiguous(ia.data(), &cpu(), DType::i64, {kRows}), {-1, false});
+      hal::ops::argmax(s, strided, Tensor::contiguous(ib.data(), &cpu(), DType::i64, {kRows}), {-1, false});
+      EXPECT_EQ(ia, ib) << hal::dtype_name(t) << " n " << n << " argmax";
+      EXPECT_EQ(ia[0], 5) << "row 0: its NaN";
     }
   }
 }

@@ -559,6 +559,61 @@ TEST(CpuVectorKernels, WeightedRowSumTakesOneStepPerRow) {
   }
 }
 
+TEST(CpuVectorKernels, FirstExtremeIsTheFirstOneOrTheFirstNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const VectorKernels* k : tables()) {
+    SCOPED_TRACE(k->name);
+    for (std::int64_t n : {1, 7, 16, 37, 100, 1000}) {
+      std::vector<float> x(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = std::sin(0.61f * static_cast<float>(i));
+      const auto at = [&](std::int64_t i) -> float& {
+        return x[static_cast<std::size_t>(std::clamp<std::int64_t>(i, 0, n - 1))];
+      };
+      const auto expect = [&](const char* what) {
+        for (bool largest : {true, false})
+          EXPECT_EQ(k->first_extreme(x.data(), n, largest), hal::cpu_ref::rows::first_extreme(x.data(), n, largest))
+              << what << " n " << n << " largest " << largest;
+      };
+      expect("distinct");
+      // The same extreme in two lanes, the later one in a lower lane (9: lane 1,
+      // 16: lane 0; 11: lane 3, 18: lane 2), and once more in the tail: the
+      // first wins.
+      at(9) = 5.0f;
+      at(16) = 5.0f;
+      at(n - 1) = 5.0f;
+      at(11) = -5.0f;
+      at(18) = -5.0f;
+      at(n - 2) = -5.0f;
+      expect("equal extremes");
+      // -0 and +0 as the extremes: the first of them wins, bits included.
+      std::fill(x.begin(), x.end(), -1.0f);
+      at(n / 2 + 1) = -0.0f;
+      at(n / 2) = 0.0f;
+      expect("signed zeros");
+      for (float& v : x) v = -v;
+      expect("signed zeros, min");
+      std::fill(x.begin(), x.end(), -inf);
+      expect("all -inf");
+      // A NaN in the vector part, then another in the tail: the first NaN wins.
+      at(n / 2) = nan;
+      at(n - 1) = nan;
+      expect("NaN");
+      std::fill(x.begin(), x.end(), 1.0f);
+      at(n - 1) = nan;
+      expect("NaN in the tail");
+    }
+    // Hand-checked, all in whole vectors: the first 3.0 (index 11, lane 3), not
+    // the one in lane 0 (index 16); the first -2.0 (13, lane 5), not lane 1's (17).
+    std::vector<float> y(24, 0.0f);
+    y[11] = 3.0f;
+    y[16] = 3.0f;
+    y[13] = -2.0f;
+    y[17] = -2.0f;
+    EXPECT_EQ(k->first_extreme(y.data(), 24, true), 11);
+    EXPECT_EQ(k->first_extreme(y.data(), 24, false), 13);
+  }
+}
+
 TEST(CpuVectorKernels, FusedEntriesEqualTheirCompositions) {
   std::vector<float> x(300), w(300), b(300);
   for (std::size_t i = 0; i < x.size(); ++i) {
