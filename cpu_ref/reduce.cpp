@@ -1,13 +1,13 @@
 // Reduction over one axis: sum, mean, max, min, argmax.
 //
-// Every output element is one task-independent row: the reduced axis of x is
-// gathered into a contiguous scratch row (a plain copy when it is already
-// contiguous f32/f64), reduced in a fixed order, and the result is rounded
-// once into y. fp32 rows of contiguous f32/bf16/f16 take the vector kernels
-// instead (vector_kernels.h): sum and mean their sum, in the same lane order,
-// max, min and argmax their first_extreme; the same bits either way, and f32
-// rows are then read where they lie. Rows are split across oneTBB threads; no reduction ever spans
-// two threads, so the bits do not depend on the thread count.
+// Every output element is one task-independent row, reduced in a fixed order
+// and rounded once into y. A contiguous row of T's own dtype (f32 for fp32
+// compute, f64 for the oracle) is read where it lies; any other row is
+// gathered into a contiguous scratch row first (widened exactly). fp32 rows
+// are reduced on the vector kernels, whose sum and first_extreme give the bits
+// of rows::fixed_sum and rows::first_extreme (vector_kernels.h), which fp64
+// rows use directly. Rows are split across oneTBB threads; no reduction ever
+// spans two threads, so the bits do not depend on the thread count.
 //
 // Special values: a NaN makes sum/mean/max/min NaN; argmax returns the index
 // of the first NaN if there is one (NaN counts as the maximum), else of the
@@ -28,15 +28,31 @@ namespace hal::cpu_ref {
 
 namespace {
 
-// sum or mean of v[0, n) in the fixed lane order; max and min are the first
-// extreme element (or the first NaN), rows::first_extreme; an empty row gives
-// -inf / +inf.
+// The fixed-order sum of v[0, n) (0 when n is 0).
+template <class T> T row_sum(const T* v, std::int64_t n) {
+  if constexpr (std::is_same_v<T, float>) return n == 0 ? 0.0f : vector_kernels().sum(v, n);
+  else return rows::fixed_sum(v, n);
+}
+
+// The index of v's first largest / smallest element or first NaN (0 when n is 0).
+template <class T> std::int64_t row_extreme(const T* v, std::int64_t n, bool largest) {
+  if constexpr (std::is_same_v<T, float>) return n == 0 ? 0 : vector_kernels().first_extreme(v, n, largest);
+  else return rows::first_extreme(v, n, largest);
+}
+
+// sum, or mean from it.
+template <class T> T sum_or_mean(ReduceKind kind, T sum, std::int64_t n) {
+  return kind == ReduceKind::mean ? sum / static_cast<T>(n) : sum;
+}
+
+// sum or mean of v[0, n); max and min are the first extreme element (or the
+// first NaN); an empty row gives -inf / +inf.
 template <class T> T reduce_row(ReduceKind kind, const T* v, std::int64_t n) {
   switch (kind) {
-    case ReduceKind::sum: return rows::fixed_sum(v, n);
-    case ReduceKind::mean: return rows::fixed_sum(v, n) / static_cast<T>(n);
-    case ReduceKind::max: return n == 0 ? -std::numeric_limits<T>::infinity() : v[rows::first_extreme(v, n, true)];
-    case ReduceKind::min: return n == 0 ? std::numeric_limits<T>::infinity() : v[rows::first_extreme(v, n, false)];
+    case ReduceKind::sum:
+    case ReduceKind::mean: return sum_or_mean(kind, row_sum(v, n), n);
+    case ReduceKind::max: return n == 0 ? -std::numeric_limits<T>::infinity() : v[row_extreme(v, n, true)];
+    case ReduceKind::min: return n == 0 ? std::numeric_limits<T>::infinity() : v[row_extreme(v, n, false)];
     case ReduceKind::argmax: break;
   }
   return T(0);
@@ -52,41 +68,32 @@ template <class T> void reduce_typed(const ReduceCall& call, int axis) {
   // keepdim leaves a size-1 axis in y; its stride never matters.
   const Strides y_outer_strides = call.keepdim ? rows::without_axis(y.strides, axis) : y.strides;
   const std::int64_t count = checked_numel(outer);
+  const bool in_place = x_stride == 1 && x.dtype == rows::native_dtype<T>;
+  // A contiguous bf16/f16 row's fp32 sum widens and sums in one pass
+  // (VectorKernels::widen_sum, the bits of widen + sum) instead of two.
+  const bool widen_sum = std::is_same_v<T, float> && !in_place && x_stride == 1 && n > 0 && vector_dtype(x.dtype) &&
+                         (call.kind == ReduceKind::sum || call.kind == ReduceKind::mean);
 
-  // fp32 rows of contiguous f32/bf16/f16 go to the vector kernels: sum and mean
-  // on their sum (f32 read in place), the others on first_extreme (bf16/f16
-  // widened first, exactly).
-  const bool vector_row = std::is_same_v<T, float> && x_stride == 1 && n > 0 && vector_dtype(x.dtype);
-  const bool is_sum = call.kind == ReduceKind::sum || call.kind == ReduceKind::mean;
   rows::parallel_rows(count, n + 1, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<T> row(static_cast<std::size_t>(n));
+    std::vector<T> row(in_place ? 0 : static_cast<std::size_t>(n));
     for (std::int64_t r = begin; r < end; ++r) {
       const std::int64_t start = rows::offset_of(r, outer, x_outer_strides, x.offset);
       const std::int64_t out = rows::offset_of(r, outer, y_outer_strides, y.offset);
       if constexpr (std::is_same_v<T, float>) {
-        if (vector_row) {
-          const VectorKernels& vk = vector_kernels();
-          const char* src = static_cast<const char*>(x.data) + start * static_cast<std::int64_t>(dtype_size(x.dtype));
-          const bool own = x.dtype == DType::f32;
-          if (is_sum) {
-            const float sum =
-                own ? vk.sum(reinterpret_cast<const float*>(src), n) : vk.widen_sum(src, x.dtype, n, row.data());
-            rows::store<T>(y.data, y.dtype, out, call.kind == ReduceKind::mean ? sum / static_cast<float>(n) : sum);
-            continue;
-          }
-          if (!own) vk.widen(src, x.dtype, n, row.data());
-          const float* v = own ? reinterpret_cast<const float*>(src) : row.data();
-          const std::int64_t at = vk.first_extreme(v, n, call.kind != ReduceKind::min);
-          if (call.kind == ReduceKind::argmax) store_element(y.data, y.dtype, out, static_cast<double>(at));
-          else rows::store<T>(y.data, y.dtype, out, v[at]);
+        if (widen_sum) {
+          const auto* src = static_cast<const char*>(x.data) + start * static_cast<std::int64_t>(dtype_size(x.dtype));
+          const float sum = vector_kernels().widen_sum(src, x.dtype, n, row.data());
+          rows::store<T>(y.data, y.dtype, out, sum_or_mean(call.kind, sum, n));
           continue;
         }
       }
-      rows::gather(x, start, x_stride, n, row.data());
+      const T* v = row.data();
+      if (in_place) v = static_cast<const T*>(x.data) + start;
+      else rows::gather(x, start, x_stride, n, row.data());
       if (call.kind == ReduceKind::argmax) {
-        store_element(y.data, y.dtype, out, static_cast<double>(rows::first_extreme(row.data(), n, true)));
+        store_element(y.data, y.dtype, out, static_cast<double>(row_extreme(v, n, true)));
       } else {
-        rows::store<T>(y.data, y.dtype, out, reduce_row(call.kind, row.data(), n));
+        rows::store<T>(y.data, y.dtype, out, reduce_row(call.kind, v, n));
       }
     }
   });

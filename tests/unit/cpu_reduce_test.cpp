@@ -198,10 +198,9 @@ TEST(CpuReduce, PermutedViewEqualsContiguous) {
 
 TEST(CpuReduce, ContiguousRowsEqualStridedRows) {
   // Rows of 37 and 1000 elements (vector bodies and tails), once contiguous and
-  // once as the transposed view of their transpose (stride 6): contiguous f32 /
-  // bf16 sums and means take the vector kernels, the strided ones the gather
-  // path (max, min and argmax: first_extreme on both), and every kind must
-  // give the same bits either way.
+  // once as the transposed view of their transpose (stride 6): contiguous f32
+  // rows are read in place, bf16 ones widened, strided ones gathered, and every
+  // kind must give the same bits either way.
   hal::Stream s(cpu());
   for (DType t : {DType::f32, DType::bf16}) {
     for (std::int64_t n : {37, 1000}) {
