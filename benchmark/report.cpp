@@ -5,7 +5,7 @@
 
 #include <ostream>
 
-#include "hal/json.h"
+#include "hal/io/json.h"
 
 namespace hal::bench {
 
@@ -41,12 +41,12 @@ void print_table(std::ostream& out, const RunInfo& info, const std::vector<Bench
 
 void write_json(std::ostream& out, const RunInfo& info, const std::vector<BenchResult>& results) {
   fmt::print(out, "{{\n  \"device\": \"{}\",\n  \"model\": \"{}\",\n  \"arch\": \"{}\",\n  \"vendor\": \"{}\",\n",
-             json_escape(info.device_name), json_escape(info.device_model), json_escape(info.device_arch),
-             json_escape(info.vendor_status));
-  fmt::print(out, "  \"commit\": \"{}\",\n  \"date\": \"{}\",\n", json_escape(info.commit), json_escape(info.date));
+             io::json_escape(info.device_name), io::json_escape(info.device_model), io::json_escape(info.device_arch),
+             io::json_escape(info.vendor_status));
+  fmt::print(out, "  \"commit\": \"{}\",\n  \"date\": \"{}\",\n", io::json_escape(info.commit), io::json_escape(info.date));
   fmt::print(out, "  \"ceilings\": {{\"copy_gbps\": {:.3f}, \"copy_source\": \"{}\", \"nominal_bf16_tflops\": {:.3f}, "
                   "\"nominal_fp32_tflops\": {:.3f}}},\n",
-             info.ceilings.copy_gbps, json_escape(info.ceilings.copy_source), info.ceilings.nominal_bf16_tflops,
+             info.ceilings.copy_gbps, io::json_escape(info.ceilings.copy_source), info.ceilings.nominal_bf16_tflops,
              info.ceilings.nominal_fp32_tflops);
   fmt::print(out, "  \"results\": [\n");
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -54,7 +54,7 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<BenchR
     const BenchCase& c = r.bench_case;
     fmt::print(out, "    {{\"case\": \"{}\", \"op\": \"{}\", \"dtype\": \"{}\", \"dims\": [{}], \"flops\": {:.6g}, "
                     "\"bytes\": {:.6g}, \"unit\": \"{}\"",
-               json_escape(c.name()), bench_op_name(c.op), dtype_name(c.dtype), fmt::join(c.dims, ", "), c.flops(),
+               io::json_escape(c.name()), bench_op_name(c.op), dtype_name(c.dtype), fmt::join(c.dims, ", "), c.flops(),
                c.bytes(), unit(r));
     if (r.hal)
       fmt::print(out, ", \"hal\": {{\"median_ms\": {:.6g}, \"min_ms\": {:.6g}, \"max_ms\": {:.6g}, \"samples\": {}, "
@@ -63,12 +63,12 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<BenchR
     if (r.vendor)
       fmt::print(out, ", \"vendor\": {{\"name\": \"{}\", \"median_ms\": {:.6g}, \"samples\": {}, \"rate\": {:.6g}, "
                       "\"hal_over_vendor\": {:.4f}}}",
-                 json_escape(r.vendor_name), r.vendor->median_ms, r.vendor->samples, r.vendor_rate(),
+                 io::json_escape(r.vendor_name), r.vendor->median_ms, r.vendor->samples, r.vendor_rate(),
                  r.vendor_rate() > 0 ? r.hal_rate() / r.vendor_rate() : 0.0);
     fmt::print(out, ", \"ceiling\": {:.6g}, \"ceiling_source\": \"{}\", \"fraction_of_ceiling\": {:.4f}", r.ceiling,
-               json_escape(r.ceiling_source), r.fraction_of_ceiling());
+               io::json_escape(r.ceiling_source), r.fraction_of_ceiling());
     if (r.in_cache_rate > 0) fmt::print(out, ", \"in_cache_rate\": {:.6g}", r.in_cache_rate);
-    if (!r.error.empty()) fmt::print(out, ", \"error\": \"{}\"", json_escape(r.error));
+    if (!r.error.empty()) fmt::print(out, ", \"error\": \"{}\"", io::json_escape(r.error));
     fmt::print(out, "}}{}\n", i + 1 < results.size() ? "," : "");
   }
   fmt::print(out, "  ]\n}}\n");

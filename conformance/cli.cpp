@@ -11,12 +11,17 @@
 #include <memory>
 
 #include "conformance/registry.h"
-#include "conformance/safetensors.h"
+#include "hal/io/safetensors.h"
 #include "hal/error.h"
-#include "hal/json.h"
+#include "hal/io/json.h"
 #include "hal/registry.h"
 
 namespace hal::conformance {
+
+using io::NamedTensor;
+using io::read_safetensors;
+using io::SafetensorsFile;
+using io::write_safetensors;
 
 namespace {
 
@@ -95,8 +100,8 @@ void write_results_json(const std::string& path, const std::vector<CaseResult>& 
     f << fmt::format(
         "  {{\"name\": \"{}\", \"op\": \"{}\", \"dtype\": \"{}\", \"device\": \"{}\", \"status\": \"{}\", "
         "\"score\": {}, \"nmse\": {}, \"max_ulp\": {}, \"seconds\": {:.4f}, \"reason\": \"{}\"}}{}\n",
-        json_escape(r.name), json_escape(r.op), r.dtype, json_escape(r.device), status_name(r.status), num(r.score.score),
-        num(r.score.nmse), r.score.max_ulp, r.seconds, json_escape(r.reason), i + 1 < results.size() ? "," : "");
+        io::json_escape(r.name), io::json_escape(r.op), r.dtype, io::json_escape(r.device), status_name(r.status), num(r.score.score),
+        num(r.score.nmse), r.score.max_ulp, r.seconds, io::json_escape(r.reason), i + 1 < results.size() ? "," : "");
   }
   f << "]\n";
 }
@@ -112,7 +117,7 @@ void write_record(const std::string& path, const std::string& device, const std:
     if (r.status != Status::passed && r.status != Status::failed && r.status != Status::expected_failure) continue;
     if (r.output.empty() && checked_numel(r.out_shape) != 0) continue;  // failed before producing output
     defs += fmt::format("{}{{\"name\":\"{}\",\"op\":\"{}\",\"dtype\":\"{}\",\"out_dtype\":\"{}\",\"shape\":\"{}\",\"status\":\"{}\"}}",
-                        defs.size() > 1 ? "," : "", json_escape(r.name), r.op, r.dtype, dtype_name(r.out_dtype),
+                        defs.size() > 1 ? "," : "", io::json_escape(r.name), r.op, r.dtype, dtype_name(r.out_dtype),
                         r.out_shape.str(), status_name(r.status));
     file.tensors.push_back({r.name, r.out_dtype, r.out_shape, r.output});
   }

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/cpu/cpu_features.h"
+#include "cpu_ref/cpu_features.h"
 #include "cpu_ref/gemm_microkernel.h"
 
 namespace hal::cpu_ref {
@@ -13,7 +13,7 @@ namespace {
 const char* forced_kernel() { return std::getenv("HAL_CPU_GEMM_KERNEL"); }
 
 bool has_avx512bf16() {
-  const auto& f = hal::cpu::cpu_features();
+  const auto& f = hal::cpu_ref::cpu_features();
   return f.has_avx512() && f.avx512bf16;
 }
 
@@ -22,7 +22,7 @@ bool has_avx512bf16() {
 std::span<const GemmMicroKernel> gemm_microkernels_available() {
   static const std::vector<GemmMicroKernel> kernels = [] {
     std::vector<GemmMicroKernel> k{gemm_microkernel_portable()};
-    const auto& f = hal::cpu::cpu_features();
+    const auto& f = hal::cpu_ref::cpu_features();
     if (f.has_avx2_fma()) k.push_back(gemm_microkernel_avx2());
     if (f.has_avx512()) k.push_back(gemm_microkernel_avx512());
     k.push_back(gemm_microkernel_bf16_pairs_emulated());

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/cpu/cpu_features.h"
+#include "cpu_ref/cpu_features.h"
 #include "cpu_ref/vector_kernels.h"
 
 namespace hal::cpu_ref {
@@ -13,7 +13,7 @@ namespace hal::cpu_ref {
 std::span<const VectorKernels* const> vector_kernels_available() {
   static const std::vector<const VectorKernels*> tables = [] {
     std::vector<const VectorKernels*> t{&vector_kernels_portable()};
-    if (hal::cpu::cpu_features().has_avx2_fma())
+    if (hal::cpu_ref::cpu_features().has_avx2_fma())
       if (const VectorKernels* avx2 = vector_kernels_avx2()) t.push_back(avx2);
     return t;
   }();

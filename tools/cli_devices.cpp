@@ -7,7 +7,7 @@
 
 #include "hal/registry.h"
 #include "tools/cli.h"
-#include "hal/json.h"
+#include "hal/io/json.h"
 
 namespace hal::tools {
 
@@ -24,14 +24,14 @@ constexpr const char* kHelp =
 
 std::string device_json(const DeviceInfo& d) {
   std::string features;
-  for (const std::string& f : d.features) features += (features.empty() ? "" : ", ") + json_string(f);
+  for (const std::string& f : d.features) features += (features.empty() ? "" : ", ") + io::json_string(f);
   return fmt::format(
       "    {{\"name\": {}, \"backend\": {}, \"index\": {}, \"model\": {}, \"arch\": {}, \"compute_units\": {}, "
       "\"memory_bytes\": {}, \"warp_size\": {}, \"l2_bytes\": {}, \"clock_mhz\": {}, \"peak_fp32_tflops\": {}, "
       "\"peak_bf16_tflops\": {}, \"peak_bandwidth_gbps\": {}, \"features\": [{}]}}",
-      json_string(d.name), json_string(d.backend), d.index, json_string(d.model), json_string(d.arch),
-      d.compute_units, d.memory_bytes, d.warp_size, d.l2_bytes, d.clock_mhz, json_number(d.peak_fp32_tflops),
-      json_number(d.peak_bf16_tflops), json_number(d.peak_bandwidth_gbps), features);
+      io::json_string(d.name), io::json_string(d.backend), d.index, io::json_string(d.model), io::json_string(d.arch),
+      d.compute_units, d.memory_bytes, d.warp_size, d.l2_bytes, d.clock_mhz, io::json_number(d.peak_fp32_tflops),
+      io::json_number(d.peak_bf16_tflops), io::json_number(d.peak_bandwidth_gbps), features);
 }
 
 void print_json() {
@@ -43,8 +43,8 @@ void print_json() {
   const auto bs = backends();
   for (std::size_t i = 0; i < bs.size(); ++i) {
     out += fmt::format("    {{\"name\": {}, \"available\": {}, \"device_count\": {}, \"reason\": {}}}{}",
-                       json_string(bs[i].name), bs[i].available ? "true" : "false", bs[i].device_count,
-                       json_string(bs[i].reason), i + 1 < bs.size() ? ",\n" : "\n");
+                       io::json_string(bs[i].name), bs[i].available ? "true" : "false", bs[i].device_count,
+                       io::json_string(bs[i].reason), i + 1 < bs.size() ? ",\n" : "\n");
   }
   out += "  ]\n}\n";
   std::fputs(out.c_str(), stdout);

@@ -12,10 +12,15 @@
 #include "hal/stream.h"
 #include "ops/ops.h"
 #include "tools/cli.h"
-#include "tools/npy.h"
+#include "hal/io/npy.h"
 #include "tools/run_ops.h"
 
 namespace hal::tools {
+
+using io::convert;
+using io::npy_descr;
+using io::read_npy;
+using io::write_npy;
 
 namespace {
 

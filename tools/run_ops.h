@@ -11,9 +11,11 @@
 #include "hal/buffer.h"
 #include "hal/op.h"
 #include "hal/stream.h"
-#include "tools/npy.h"
+#include "hal/io/npy.h"
 
 namespace hal::tools {
+
+using io::HostArray;
 
 struct OpSpec {
   std::string_view name;

@@ -6,7 +6,7 @@
 #include <new>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/cpu_features.h"
+#include "cpu_ref/cpu_features.h"
 #include "backends/cpu/cpu_stream.h"
 #include "cpu_ref/kernels.h"
 #include "hal/error.h"
@@ -17,7 +17,7 @@ CpuDevice::CpuDevice() {
   info_.name = "cpu";
   info_.backend = "cpu";
   info_.index = 0;
-  const CpuFeatures& f = cpu_features();
+  const cpu_ref::CpuFeatures& f = cpu_ref::cpu_features();
   info_.model = f.brand;
   info_.arch = f.arch_string();
   info_.compute_units = f.hardware_threads;
@@ -25,8 +25,8 @@ CpuDevice::CpuDevice() {
   info_.warp_size = 1;
   info_.l2_bytes = f.l2_bytes;
   info_.clock_mhz = f.clock_mhz;
-  info_.peak_fp32_tflops = nominal_fp32_tflops(f);
-  info_.peak_bf16_tflops = nominal_bf16_tflops(f);
+  info_.peak_fp32_tflops = cpu_ref::nominal_fp32_tflops(f);
+  info_.peak_bf16_tflops = cpu_ref::nominal_bf16_tflops(f);
   // peak_bandwidth_gbps stays 0 (unknown): no portable source gives the
   // memory's nominal rate; hal bench measures a copy ceiling instead.
   info_.features = f.feature_list();

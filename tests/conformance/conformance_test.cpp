@@ -15,11 +15,16 @@
 #include "conformance/cli.h"
 #include "conformance/contract.h"
 #include "conformance/registry.h"
-#include "conformance/safetensors.h"
+#include "hal/io/safetensors.h"
 #include "conformance/score.h"
 #include "faulty_backend.h"
 
 namespace hal::conformance {
+
+using io::NamedTensor;
+using io::read_safetensors;
+using io::SafetensorsFile;
+using io::write_safetensors;
 namespace {
 
 using testing::Fault;

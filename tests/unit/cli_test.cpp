@@ -1,5 +1,5 @@
 // The `hal` command-line tool, run as a separate process on .npy files written
-// and read with tools/npy.h. The binary's path comes from HAL_CLI_PATH (set by
+// and read with hal/io/npy.h. The binary's path comes from HAL_CLI_PATH (set by
 // tests/CMakeLists.txt when the tool is built); without it the tests skip.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -14,12 +14,12 @@
 
 #include "hal/dtype.h"
 #include "hal/registry.h"
-#include "tools/npy.h"
+#include "hal/io/npy.h"
 
 namespace {
 
 using hal::DType;
-using hal::tools::HostArray;
+using hal::io::HostArray;
 
 struct CliResult {
   int status;
@@ -61,12 +61,12 @@ class CliTest : public ::testing::Test {
     a.bytes.resize(values.size() * sizeof(float));
     std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
     const std::string p = path(name);
-    hal::tools::write_npy(p, a);
+    hal::io::write_npy(p, a);
     return p;
   }
 
   static std::vector<float> read_f32(const std::string& p, hal::Shape* shape = nullptr) {
-    const HostArray a = hal::tools::read_npy(p);
+    const HostArray a = hal::io::read_npy(p);
     EXPECT_EQ(a.dtype, DType::f32);
     if (shape) *shape = a.shape;
     std::vector<float> v(a.bytes.size() / sizeof(float));
@@ -189,7 +189,7 @@ TEST_F(CliTest, OutputConversionOnSave) {
   const std::string x = write_f32("x.npy", {3}, {-1.5f, 0.0f, 2.25f});
   const CliResult r = run("run abs --in x=" + x + " --out y=" + path("y.npy") + ":f64");
   ASSERT_EQ(r.status, 0) << r.output;
-  const HostArray y = hal::tools::read_npy(path("y.npy"));
+  const HostArray y = hal::io::read_npy(path("y.npy"));
   ASSERT_EQ(y.dtype, DType::f64);
   double v[3];
   std::memcpy(v, y.bytes.data(), sizeof v);

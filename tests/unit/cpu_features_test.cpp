@@ -2,13 +2,13 @@
 // text and the detected features.
 #include <gtest/gtest.h>
 
-#include "backends/cpu/cpu_features.h"
+#include "cpu_ref/cpu_features.h"
 #include "hal/registry.h"
 
 namespace {
 
-using hal::cpu::CpuFeatures;
-using hal::cpu::parse_cpuinfo;
+using hal::cpu_ref::CpuFeatures;
+using hal::cpu_ref::parse_cpuinfo;
 
 // Two sockets x two cores x two SMT threads; the second processor's clock
 // differs (the first one's is taken).
@@ -44,26 +44,26 @@ TEST(CpuFeatures, NominalPeakFollowsTheWidestFma) {
   f.physical_cores = 2;
   f.clock_mhz = 2500;
   // SSE only: 2 pipes x 4 lanes, one FLOP each.
-  EXPECT_DOUBLE_EQ(hal::cpu::nominal_fp32_tflops(f), 2 * 2.5e-3 * 8);
+  EXPECT_DOUBLE_EQ(hal::cpu_ref::nominal_fp32_tflops(f), 2 * 2.5e-3 * 8);
   f.avx2 = f.fma = f.f16c = true;  // 2 FMA pipes x 8 lanes x 2 FLOPs
-  EXPECT_DOUBLE_EQ(hal::cpu::nominal_fp32_tflops(f), 2 * 2.5e-3 * 32);
-  EXPECT_DOUBLE_EQ(hal::cpu::nominal_bf16_tflops(f), hal::cpu::nominal_fp32_tflops(f));
+  EXPECT_DOUBLE_EQ(hal::cpu_ref::nominal_fp32_tflops(f), 2 * 2.5e-3 * 32);
+  EXPECT_DOUBLE_EQ(hal::cpu_ref::nominal_bf16_tflops(f), hal::cpu_ref::nominal_fp32_tflops(f));
   f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = true;  // 16 lanes
-  EXPECT_DOUBLE_EQ(hal::cpu::nominal_fp32_tflops(f), 2 * 2.5e-3 * 64);
+  EXPECT_DOUBLE_EQ(hal::cpu_ref::nominal_fp32_tflops(f), 2 * 2.5e-3 * 64);
   f.avx512bf16 = true;  // vdpbf16ps: two products per fp32 lane
-  EXPECT_DOUBLE_EQ(hal::cpu::nominal_bf16_tflops(f), 2 * hal::cpu::nominal_fp32_tflops(f));
+  EXPECT_DOUBLE_EQ(hal::cpu_ref::nominal_bf16_tflops(f), 2 * hal::cpu_ref::nominal_fp32_tflops(f));
   f.clock_mhz = 0;  // unknown clock: unknown peak, not a made-up one
-  EXPECT_EQ(hal::cpu::nominal_fp32_tflops(f), 0.0);
+  EXPECT_EQ(hal::cpu_ref::nominal_fp32_tflops(f), 0.0);
 }
 
 TEST(CpuFeatures, TheCpuDeviceReportsWhatWasDetected) {
   const hal::DeviceInfo& info = hal::device("cpu").info();
-  const CpuFeatures& f = hal::cpu::cpu_features();
+  const CpuFeatures& f = hal::cpu_ref::cpu_features();
   EXPECT_GE(f.physical_cores, 1);
   EXPECT_LE(f.physical_cores, f.hardware_threads);
   EXPECT_EQ(info.clock_mhz, f.clock_mhz);
-  EXPECT_DOUBLE_EQ(info.peak_fp32_tflops, hal::cpu::nominal_fp32_tflops(f));
-  EXPECT_DOUBLE_EQ(info.peak_bf16_tflops, hal::cpu::nominal_bf16_tflops(f));
+  EXPECT_DOUBLE_EQ(info.peak_fp32_tflops, hal::cpu_ref::nominal_fp32_tflops(f));
+  EXPECT_DOUBLE_EQ(info.peak_bf16_tflops, hal::cpu_ref::nominal_bf16_tflops(f));
 }
 
 }  // namespace

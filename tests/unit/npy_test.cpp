@@ -1,4 +1,4 @@
-// The .npy reader and writer of the CLI (tools/npy.h): round trips of every
+// The .npy reader and writer (hal/io/npy.h): round trips of every
 // supported dtype, files built byte by byte from the format specification, and
 // each kind of malformed file.
 #include <gtest/gtest.h>
@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "hal/error.h"
-#include "tools/npy.h"
+#include "hal/io/npy.h"
 
 namespace {
 
 using hal::DType;
-using hal::tools::HostArray;
+using hal::io::HostArray;
 
 class NpyTest : public ::testing::Test {
  protected:
@@ -62,7 +62,7 @@ std::string bytes_of(std::initializer_list<T> values) {
 // Expects read_npy(p) to fail with io_error naming the file and `what`.
 void expect_io_error(const std::string& p, const std::string& what) {
   try {
-    hal::tools::read_npy(p);
+    hal::io::read_npy(p);
     ADD_FAILURE() << "no error for " << p;
   } catch (const hal::Error& e) {
     EXPECT_EQ(e.code(), hal::ErrorCode::io_error) << e.what();
@@ -86,8 +86,8 @@ TEST_F(NpyTest, RoundTripsEverySupportedDtype) {
     for (const hal::Shape& shape : {hal::Shape{}, hal::Shape{5}, hal::Shape{2, 3, 4}, hal::Shape{3, 0}}) {
       const HostArray a = make_array(t, shape);
       const std::string p = path(std::string(hal::dtype_name(t)) + ".npy");
-      hal::tools::write_npy(p, a);
-      const HostArray b = hal::tools::read_npy(p);
+      hal::io::write_npy(p, a);
+      const HostArray b = hal::io::read_npy(p);
       EXPECT_EQ(b.dtype, t) << hal::dtype_name(t);
       EXPECT_EQ(b.shape, shape) << hal::dtype_name(t) << shape.str();
       EXPECT_EQ(b.bytes, a.bytes) << hal::dtype_name(t) << shape.str();
@@ -96,7 +96,7 @@ TEST_F(NpyTest, RoundTripsEverySupportedDtype) {
 }
 
 TEST_F(NpyTest, WrittenHeaderFollowsTheFormat) {
-  hal::tools::write_npy(path("v.npy"), make_array(DType::f32, {7}));
+  hal::io::write_npy(path("v.npy"), make_array(DType::f32, {7}));
   std::ifstream in(path("v.npy"), std::ios::binary);
   const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_GE(file.size(), 10u);
@@ -115,7 +115,7 @@ TEST_F(NpyTest, WrittenHeaderFollowsTheFormat) {
 TEST_F(NpyTest, ReadsHandWrittenVersion1File) {
   const std::string p =
       write_raw("i4.npy", 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 1), }", bytes_of<std::int32_t>({7, -3}));
-  const HostArray a = hal::tools::read_npy(p);
+  const HostArray a = hal::io::read_npy(p);
   EXPECT_EQ(a.dtype, DType::i32);
   EXPECT_EQ(a.shape, (hal::Shape{2, 1}));
   std::int32_t v[2];
@@ -129,7 +129,7 @@ TEST_F(NpyTest, ReadsVersions2And3AndDoubleQuotedKeys) {
     const std::string p = write_raw(std::string("v").append(std::to_string(major)).append(".npy"), major,
                                     "{\"descr\": \"<f8\", \"shape\": (3,), \"fortran_order\": False}",
                                     bytes_of<double>({1.5, -2.0, 0.25}));
-    const HostArray a = hal::tools::read_npy(p);
+    const HostArray a = hal::io::read_npy(p);
     EXPECT_EQ(a.dtype, DType::f64);
     EXPECT_EQ(a.shape, (hal::Shape{3}));
     double v[3];
@@ -140,7 +140,7 @@ TEST_F(NpyTest, ReadsVersions2And3AndDoubleQuotedKeys) {
 
 TEST_F(NpyTest, ReadsNumpyInt8Spelling) {
   const std::string p = write_raw("i1.npy", 1, "{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }", "\x05\xfe");
-  const HostArray a = hal::tools::read_npy(p);
+  const HostArray a = hal::io::read_npy(p);
   EXPECT_EQ(a.dtype, DType::i8);
   EXPECT_EQ(static_cast<std::int8_t>(a.bytes[1]), -2);
 }
@@ -224,7 +224,7 @@ TEST_F(NpyTest, ConvertRoundsOnceToNearestEven) {
   const float v[3] = {1.00390625f, 1.01171875f, -3.0f};  // 1 + 2^-8 ties to 1; 1 + 3*2^-8 ties up to 1 + 2^-6
   a.bytes.resize(sizeof v);
   std::memcpy(a.bytes.data(), v, sizeof v);
-  const HostArray b = hal::tools::convert(a, DType::bf16);
+  const HostArray b = hal::io::convert(a, DType::bf16);
   ASSERT_EQ(b.dtype, DType::bf16);
   ASSERT_EQ(b.bytes.size(), 6u);
   std::uint16_t bits[3];
@@ -243,7 +243,7 @@ TEST_F(NpyTest, DamagedFilesGiveConsistentArraysOrIoErrors) {
   for (const auto& [t, shape] : {std::pair<DType, hal::Shape>{DType::f32, {3, 4}}, {DType::i64, {5}},
                                  {DType::f16, {2, 2, 2}}, {DType::f32, {}}, {DType::i8, {0, 3}},
                                  {DType::boolean, {6}}}) {
-    hal::tools::write_npy(path("seed.npy"), make_array(t, shape));
+    hal::io::write_npy(path("seed.npy"), make_array(t, shape));
     std::ifstream in(path("seed.npy"), std::ios::binary);
     seeds.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
@@ -272,7 +272,7 @@ TEST_F(NpyTest, DamagedFilesGiveConsistentArraysOrIoErrors) {
     }
     std::ofstream(p, std::ios::binary | std::ios::trunc) << file;
     try {
-      const HostArray a = hal::tools::read_npy(p);
+      const HostArray a = hal::io::read_npy(p);
       const auto expected = a.numel() * static_cast<std::int64_t>(hal::dtype_size(a.dtype));
       ASSERT_EQ(static_cast<std::int64_t>(a.bytes.size()), expected) << "iteration " << it;
       ++arrays;
@@ -290,7 +290,7 @@ TEST_F(NpyTest, DamagedFilesGiveConsistentArraysOrIoErrors) {
 TEST_F(NpyTest, WritingBf16IsRejected) {
   HostArray a = make_array(DType::bf16, {2});
   try {
-    hal::tools::write_npy(path("bf.npy"), a);
+    hal::io::write_npy(path("bf.npy"), a);
     ADD_FAILURE() << "no error";
   } catch (const hal::Error& e) {
     EXPECT_EQ(e.code(), hal::ErrorCode::invalid_argument);

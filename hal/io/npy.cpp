@@ -1,7 +1,7 @@
 // .npy reading and writing. The header is a Python dict literal; it is parsed
 // by hand (a small recursive-descent reader), strictly enough that a damaged
 // file is reported rather than misread.
-#include "tools/npy.h"
+#include "hal/io/npy.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 
 #include "hal/error.h"
 
-namespace hal::tools {
+namespace hal::io {
 
 namespace {
 
@@ -249,4 +249,4 @@ HostArray convert(const HostArray& array, DType to) {
   return out;
 }
 
-}  // namespace hal::tools
+}  // namespace hal::io

@@ -11,7 +11,7 @@
 #include "hal/dtype.h"
 #include "hal/shape.h"
 
-namespace hal::conformance {
+namespace hal::io {
 
 struct NamedTensor {
   std::string name;
@@ -31,4 +31,4 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file);
 SafetensorsFile read_safetensors(const std::string& path);
 
 
-}  // namespace hal::conformance
+}  // namespace hal::io

@@ -1,4 +1,4 @@
-#include "backends/cpu/cpu_features.h"
+#include "cpu_ref/cpu_features.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include <cpuid.h>
 #endif
 
-namespace hal::cpu {
+namespace hal::cpu_ref {
 
 namespace {
 
@@ -173,4 +173,4 @@ const CpuFeatures& cpu_features() {
   return f;
 }
 
-}  // namespace hal::cpu
+}  // namespace hal::cpu_ref

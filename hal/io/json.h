@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace hal {
+namespace hal::io {
 
 // The body of a JSON string literal (no quotes), control characters escaped.
 inline std::string json_escape(std::string_view s) {
@@ -51,4 +51,4 @@ inline std::string json_number(double v) {
   return buf;
 }
 
-}  // namespace hal
+}  // namespace hal::io

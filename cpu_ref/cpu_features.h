@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hal::cpu {
+namespace hal::cpu_ref {
 
 struct CpuFeatures {
   std::string brand;
@@ -47,4 +47,4 @@ double nominal_bf16_tflops(const CpuFeatures& f);
 
 const CpuFeatures& cpu_features();
 
-}  // namespace hal::cpu
+}  // namespace hal::cpu_ref

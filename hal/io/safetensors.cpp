@@ -1,4 +1,4 @@
-#include "conformance/safetensors.h"
+#include "hal/io/safetensors.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "hal/error.h"
-#include "hal/json.h"
+#include "hal/io/json.h"
 
-namespace hal::conformance {
+namespace hal::io {
 
 std::string_view safetensors_dtype(DType t) {
   switch (t) {
@@ -204,4 +204,4 @@ SafetensorsFile read_safetensors(const std::string& path) {
   return out;
 }
 
-}  // namespace hal::conformance
+}  // namespace hal::io

@@ -12,7 +12,7 @@
 #include "hal/dtype.h"
 #include "hal/shape.h"
 
-namespace hal::tools {
+namespace hal::io {
 
 // A host array: row-major elements of `dtype`, `shape`.
 struct HostArray {
@@ -37,4 +37,4 @@ HostArray convert(const HostArray& array, DType to);
 // The '<f4'-style descriptor of a dtype that .npy can store, or empty.
 std::string npy_descr(DType t);
 
-}  // namespace hal::tools
+}  // namespace hal::io
