@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "hal/error.h"
-#include "benchmark/bench_cli.h"
+#include "bench/suite/bench_cli.h"
 #include "conformance/cli.h"
 #include "tools/cli.h"
 

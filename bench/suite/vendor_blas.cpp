@@ -1,4 +1,4 @@
-#include "benchmark/vendor_blas.h"
+#include "bench/suite/vendor_blas.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "benchmark/runner.h"
+#include "bench/suite/runner.h"
 
 #include <fmt/format.h>
 

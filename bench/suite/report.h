@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "benchmark/runner.h"
+#include "bench/suite/runner.h"
 
 namespace hal::bench {
 

@@ -1,4 +1,4 @@
-#include "benchmark/bench_cli.h"
+#include "bench/suite/bench_cli.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <iostream>
 #include <string>
 
-#include "benchmark/report.h"
-#include "benchmark/runner.h"
+#include "bench/suite/report.h"
+#include "bench/suite/runner.h"
 #include "hal/error.h"
 #include "hal/registry.h"
 

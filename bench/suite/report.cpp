@@ -1,4 +1,4 @@
-#include "benchmark/report.h"
+#include "bench/suite/report.h"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>

@@ -1,4 +1,4 @@
-#include "benchmark/bench_case.h"
+#include "bench/suite/bench_case.h"
 
 #include <fmt/format.h>
 

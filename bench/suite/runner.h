@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "benchmark/bench_case.h"
-#include "benchmark/vendor_blas.h"
+#include "bench/suite/bench_case.h"
+#include "bench/suite/vendor_blas.h"
 #include "hal/buffer.h"
 
 #include <functional>
