@@ -13,7 +13,7 @@
 #include "conformance/registry.h"
 #include "hal/io/safetensors.h"
 #include "hal/error.h"
-#include "hal/io/json.h"
+#include "hal/io/json_writer.h"
 #include "hal/registry.h"
 
 namespace hal::conformance {

@@ -7,7 +7,7 @@
 
 #include "hal/registry.h"
 #include "tools/cli.h"
-#include "hal/io/json.h"
+#include "hal/io/json_writer.h"
 
 namespace hal::tools {
 

@@ -5,7 +5,7 @@
 
 #include <ostream>
 
-#include "hal/io/json.h"
+#include "hal/io/json_writer.h"
 
 namespace hal::bench {
 

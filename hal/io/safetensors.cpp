@@ -4,9 +4,12 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <optional>
 
 #include "hal/error.h"
-#include "hal/io/json.h"
+#include "hal/io/json_reader.h"
+#include "hal/io/json_writer.h"
 
 namespace hal::io {
 
@@ -55,111 +58,6 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
 
 namespace {
 
-// Just enough JSON for a safetensors header: objects, arrays, strings, integers.
-struct Json {
-  enum Kind { object, array, string, number } kind = number;
-  std::vector<std::pair<std::string, Json>> members;
-  std::vector<Json> items;
-  std::string text;
-  std::int64_t value = 0;
-  const Json* get(std::string_view key) const {
-    for (const auto& [k, v] : members)
-      if (k == key) return &v;
-    return nullptr;
-  }
-};
-
-class Parser {
- public:
-  Parser(std::string_view s, const std::string& path) : s_(s), path_(path) {}
-  Json parse() {
-    Json v = value();
-    ws();
-    if (i_ != s_.size()) fail("trailing characters");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(std::string_view what) {
-    throw Error(ErrorCode::io_error, fmt::format("'{}': malformed safetensors header at byte {}: {}", path_, i_, what));
-  }
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
-  }
-  char peek() {
-    ws();
-    if (i_ >= s_.size()) fail("unexpected end");
-    return s_[i_];
-  }
-  void expect(char c) {
-    if (peek() != c) fail(fmt::format("expected '{}'", c));
-    ++i_;
-  }
-  std::string str() {
-    expect('"');
-    std::string out;
-    while (i_ < s_.size() && s_[i_] != '"') {
-      char c = s_[i_++];
-      if (c == '\\') {
-        if (i_ >= s_.size()) fail("bad escape");
-        const char e = s_[i_++];
-        if (e == 'n') c = '\n';
-        else if (e == 't') c = '\t';
-        else if (e == 'u') {
-          if (i_ + 4 > s_.size()) fail("bad \\u escape");
-          c = static_cast<char>(std::stoi(std::string(s_.substr(i_, 4)), nullptr, 16));
-          i_ += 4;
-        } else c = e;
-      }
-      out += c;
-    }
-    expect('"');
-    return out;
-  }
-  Json value() {
-    Json v;
-    const char c = peek();
-    if (c == '{') {
-      v.kind = Json::object;
-      ++i_;
-      if (peek() == '}') return ++i_, v;
-      for (;;) {
-        std::string k = str();
-        expect(':');
-        v.members.emplace_back(std::move(k), value());
-        if (peek() == ',') { ++i_; continue; }
-        expect('}');
-        return v;
-      }
-    }
-    if (c == '[') {
-      v.kind = Json::array;
-      ++i_;
-      if (peek() == ']') return ++i_, v;
-      for (;;) {
-        v.items.push_back(value());
-        if (peek() == ',') { ++i_; continue; }
-        expect(']');
-        return v;
-      }
-    }
-    if (c == '"') {
-      v.kind = Json::string;
-      v.text = str();
-      return v;
-    }
-    std::size_t start = i_;
-    if (s_[i_] == '-') ++i_;
-    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
-    if (start == i_) fail("expected a value");
-    v.value = std::stoll(std::string(s_.substr(start, i_ - start)));
-    return v;
-  }
-  std::string_view s_;
-  std::string path_;
-  std::size_t i_ = 0;
-};
-
 DType parse_st_dtype(const std::string& s, const std::string& path) {
   for (DType t : kAllDTypes)
     if (safetensors_dtype(t) == s) return t;
@@ -176,28 +74,51 @@ SafetensorsFile read_safetensors(const std::string& path) {
   std::uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= std::uint64_t(static_cast<std::uint8_t>(all[static_cast<std::size_t>(i)])) << (8 * i);
   if (n > all.size() - 8) throw Error(ErrorCode::io_error, fmt::format("'{}': header length {} exceeds the file", path, n));
-  const Json root = Parser(std::string_view(all.data() + 8, n), path).parse();
-  if (root.kind != Json::object) throw Error(ErrorCode::io_error, fmt::format("'{}': header is not an object", path));
+  const std::string source = fmt::format("{} (safetensors header)", path);
+  const JsonValue root = parse_json(std::string_view(all.data() + 8, n), source);
+  if (!root.is_object()) throw Error(ErrorCode::io_error, fmt::format("'{}': header is not an object", path));
   const std::size_t data_start = 8 + n, data_size = all.size() - data_start;
   SafetensorsFile out;
-  for (const auto& [name, v] : root.members) {
+  for (const JsonMember& member : root.members()) {
+    const std::string& name = member.key;
+    const JsonValue& v = member.value;
     if (name == "__metadata__") {
-      for (const auto& [k, m] : v.members) out.metadata[k] = m.text;
+      if (!v.is_object()) throw Error(ErrorCode::io_error, fmt::format("'{}': __metadata__ is not an object", path));
+      for (const JsonMember& m : v.members()) {
+        if (!m.value.is_string())
+          throw Error(ErrorCode::io_error, fmt::format("'{}': __metadata__ entry '{}' is not a string", path, m.key));
+        out.metadata[m.key] = m.value.text();
+      }
       continue;
     }
-    const Json* dt = v.get("dtype");
-    const Json* shape = v.get("shape");
-    const Json* offs = v.get("data_offsets");
-    if (!dt || !shape || !offs || offs->items.size() != 2)
-      throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' lacks dtype, shape or data_offsets", path, name));
+    auto bad = [&](std::string_view what) {
+      return Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}': {}", path, name, what));
+    };
+    if (!v.is_object()) throw bad("entry is not an object");
+    const JsonValue* dt = v.find("dtype");
+    const JsonValue* shape = v.find("shape");
+    const JsonValue* offs = v.find("data_offsets");
+    if (!dt || !dt->is_string() || !shape || !shape->is_array() || !offs || !offs->is_array() || offs->items().size() != 2)
+      throw bad("expected \"dtype\" (a string), \"shape\" (an array) and \"data_offsets\" (two integers)");
     NamedTensor t;
     t.name = name;
-    t.dtype = parse_st_dtype(dt->text, path);
+    t.dtype = parse_st_dtype(dt->text(), path);
     std::int64_t numel = 1;
-    for (const Json& d : shape->items) t.shape.push_back(d.value), numel *= d.value;
-    const auto b = static_cast<std::size_t>(offs->items[0].value), e = static_cast<std::size_t>(offs->items[1].value);
-    if (b > e || e > data_size || e - b != static_cast<std::size_t>(numel) * dtype_size(t.dtype))
-      throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' has bad data_offsets [{}, {}]", path, name, b, e));
+    for (const JsonValue& d : shape->items()) {
+      const std::optional<std::int64_t> dim = d.integer();
+      if (!dim || *dim < 0) throw bad("shape entries must be non-negative integers");
+      if (*dim != 0 && numel > std::numeric_limits<std::int64_t>::max() / *dim) throw bad("element count overflows int64");
+      t.shape.push_back(*dim);
+      numel *= *dim;
+    }
+    const std::optional<std::int64_t> ob = offs->items()[0].integer(), oe = offs->items()[1].integer();
+    if (!ob || !oe || *ob < 0 || *oe < 0) throw bad("data_offsets must be two non-negative integers");
+    const auto b = static_cast<std::uint64_t>(*ob), e = static_cast<std::uint64_t>(*oe);
+    const auto elem = static_cast<std::uint64_t>(dtype_size(t.dtype));
+    if (static_cast<std::uint64_t>(numel) > std::numeric_limits<std::uint64_t>::max() / elem) throw bad("byte size overflows");
+    if (b > e || e > data_size || e - b != static_cast<std::uint64_t>(numel) * elem)
+      throw bad(fmt::format("data_offsets [{}, {}] do not hold {} elements of {} inside the {} data bytes", b, e, numel,
+                            dtype_name(t.dtype), data_size));
     t.bytes.assign(all.begin() + static_cast<std::ptrdiff_t>(data_start + b), all.begin() + static_cast<std::ptrdiff_t>(data_start + e));
     out.tensors.push_back(std::move(t));
   }

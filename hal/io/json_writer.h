@@ -1,6 +1,7 @@
 #pragma once
-// Minimal hand-written JSON output, shared by the CLI, the conformance suite
-// and the benchmarks (the project has no JSON library dependency).
+// The JSON writer: string escaping and numbers, shared by the CLI, the
+// conformance suite, the benchmarks and the safetensors writer (the project has
+// no JSON library dependency). hal/io/json_reader.h reads what this writes.
 #include <cmath>
 #include <cstdio>
 #include <string>
