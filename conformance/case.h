@@ -45,8 +45,8 @@ struct InputSpec {
 };
 
 // Outputs are contiguous. `initial` is set when the op reads its output (gemm
-// with beta != 0); otherwise the output is pre-filled with a poison pattern so
-// that unwritten elements are caught.
+// with beta != 0, an accumulated gradient); otherwise the output is pre-filled
+// with a poison pattern so that unwritten elements are caught.
 struct OutputSpec {
   DType dtype = DType::f32;
   Shape shape;
@@ -65,8 +65,10 @@ struct Case {
   std::string op;           // "softmax"
   DType dtype = DType::f32; // the case's main dtype (for the summary table)
   std::vector<InputSpec> inputs;
-  OutputSpec output;
-  std::function<OpCall(std::span<const Tensor> inputs, const Tensor& output)> make_call;
+  // In the order the call lists its outputs (hal::for_each_tensor): each is
+  // guarded, checked for determinism and scored on its own.
+  std::vector<OutputSpec> outputs;
+  std::function<OpCall(std::span<const Tensor> inputs, std::span<const Tensor> outputs)> make_call;
   // Model-level cases run their own chain of ops instead (model_case.cpp):
   // each stage is scored by the same contract; the outcome holds the worst.
   bool is_model = false;

@@ -18,8 +18,10 @@ Case binary(BinaryKind kind, DType dt, std::string cls, InputSpec a, InputSpec b
   c.name = case_name(c.op, dt, cls);
   c.dtype = dt;
   c.inputs = {std::move(a), std::move(b)};
-  c.output = {dt, y, std::nullopt};
-  c.make_call = [kind](std::span<const Tensor> in, const Tensor& out) -> OpCall { return BinaryCall{kind, in[0], in[1], out}; };
+  c.outputs = {{dt, y, std::nullopt}};
+  c.make_call = [kind](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+    return BinaryCall{kind, in[0], in[1], outs[0]};
+  };
   return c;
 }
 
@@ -29,8 +31,10 @@ Case unary(UnaryKind kind, DType dt, std::string cls, InputSpec x, Shape y) {
   c.name = case_name(c.op, dt, cls);
   c.dtype = dt;
   c.inputs = {std::move(x)};
-  c.output = {dt, y, std::nullopt};
-  c.make_call = [kind](std::span<const Tensor> in, const Tensor& out) -> OpCall { return UnaryCall{kind, in[0], out}; };
+  c.outputs = {{dt, y, std::nullopt}};
+  c.make_call = [kind](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+    return UnaryCall{kind, in[0], outs[0]};
+  };
   return c;
 }
 
@@ -86,8 +90,10 @@ void add_elementwise(std::vector<Case>& out) {
       c.dtype = dt;
       c.inputs = {input(dt, s, normal(0.0, 3.0)), input(dt, s)};
       if (specials) c.inputs[0].gen.specials = special_values(dt, 0, 1);
-      c.output = {dt, s, std::nullopt};
-      c.make_call = [](std::span<const Tensor> in, const Tensor& y) -> OpCall { return SwigluCall{in[0], in[1], y}; };
+      c.outputs = {{dt, s, std::nullopt}};
+      c.make_call = [](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+        return SwigluCall{in[0], in[1], outs[0]};
+      };
       out.push_back(std::move(c));
     };
     swiglu("rows_33x257", {33, 257}, false);

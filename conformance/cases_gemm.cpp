@@ -57,10 +57,10 @@ Case make(DType dt, const GemmShape& s) {
   }
   c.inputs = {a, b};
   if (s.bias) c.inputs.push_back(input(dt, Shape{s.n}, normal(0.0, 0.5)));
-  c.output = {dt, mat(s.m, s.n, s.batch), std::nullopt};
-  if (s.beta != 0.0f) c.output.initial = normal();
-  c.make_call = [s](std::span<const Tensor> in, const Tensor& y) -> OpCall {
-    GemmCall g{in[0], in[1], y, std::nullopt, s.ta, s.tb, s.alpha, s.beta, s.act};
+  c.outputs = {{dt, mat(s.m, s.n, s.batch), std::nullopt}};
+  if (s.beta != 0.0f) c.outputs[0].initial = normal();
+  c.make_call = [s](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+    GemmCall g{in[0], in[1], outs[0], std::nullopt, s.ta, s.tb, s.alpha, s.beta, s.act};
     if (s.bias) g.bias = in[2];
     return g;
   };

@@ -21,9 +21,9 @@ void add_misc(std::vector<Case>& out) {
       c.dtype = dt;
       const Shape pos = pos_batched ? Shape{x[0], x[1]} : Shape{x[1]};
       c.inputs = {input(dt, x), input(DType::i32, pos, integers(0, 512))};
-      c.output = {dt, x, std::nullopt};
-      c.make_call = [style, rotary_dim](std::span<const Tensor> in, const Tensor& y) -> OpCall {
-        return RopeCall{in[0], in[1], y, 10000.0f, style, rotary_dim};
+      c.outputs = {{dt, x, std::nullopt}};
+      c.make_call = [style, rotary_dim](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+        return RopeCall{in[0], in[1], outs[0], 10000.0f, style, rotary_dim};
       };
       out.push_back(std::move(c));
     };
@@ -41,8 +41,10 @@ void add_misc(std::vector<Case>& out) {
       if (specials) c.inputs[0].gen.specials = special_values(dt, 0, 1);  // row 0
       Shape y = ids;
       y.push_back(67);
-      c.output = {dt, y, std::nullopt};
-      c.make_call = [](std::span<const Tensor> in, const Tensor& o) -> OpCall { return EmbeddingCall{in[0], in[1], o}; };
+      c.outputs = {{dt, y, std::nullopt}};
+      c.make_call = [](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+        return EmbeddingCall{in[0], in[1], outs[0]};
+      };
       out.push_back(std::move(c));
     };
     embedding("i32_3x17", DType::i32, {3, 17}, false);
@@ -60,9 +62,9 @@ void add_misc(std::vector<Case>& out) {
       c.name = case_name("attention", dt, cls);
       c.dtype = dt;
       c.inputs = {input(dt, {b, sq, hq, d}), input(dt, {b, sk, hkv, d}), input(dt, {b, sk, hkv, dv})};
-      c.output = {dt, {b, sq, hq, dv}, std::nullopt};
-      c.make_call = [causal, scale](std::span<const Tensor> in, const Tensor& y) -> OpCall {
-        return AttentionCall{in[0], in[1], in[2], y, scale, causal};
+      c.outputs = {{dt, {b, sq, hq, dv}, std::nullopt}};
+      c.make_call = [causal, scale](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+        return AttentionCall{in[0], in[1], in[2], outs[0], scale, causal};
       };
       out.push_back(std::move(c));
     };
@@ -86,8 +88,10 @@ void add_misc(std::vector<Case>& out) {
       c.name = case_name("copy", x.dtype, cls);
       c.dtype = x.dtype;
       c.inputs = {std::move(x)};
-      c.output = {c.inputs[0].dtype, y, std::nullopt};
-      c.make_call = [](std::span<const Tensor> in, const Tensor& o) -> OpCall { return CopyCall{in[0], o}; };
+      c.outputs = {{c.inputs[0].dtype, y, std::nullopt}};
+      c.make_call = [](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+        return CopyCall{in[0], outs[0]};
+      };
       out.push_back(std::move(c));
     };
     copy("transposed_127x257", input(dt, {257, 127}, normal(), [](const Tensor& t) { return t.transposed(0, 1); }), {127, 257});
@@ -109,9 +113,9 @@ void add_misc(std::vector<Case>& out) {
         c.op = "fill_random";
         c.name = case_name("fill_random", dt, fmt::format("{}_{}", to_string(dist), s[0] * (s.rank() > 1 ? s[1] : 1)));
         c.dtype = dt;
-        c.output = {dt, s, std::nullopt};
-        c.make_call = [dist](std::span<const Tensor>, const Tensor& y) -> OpCall {
-          return FillRandomCall{y, 0x5eed1234, dist, dist == RandomDistribution::uniform ? -2.0f : 1.0f, 3.0f};
+        c.outputs = {{dt, s, std::nullopt}};
+        c.make_call = [dist](std::span<const Tensor>, std::span<const Tensor> outs) -> OpCall {
+          return FillRandomCall{outs[0], 0x5eed1234, dist, dist == RandomDistribution::uniform ? -2.0f : 1.0f, 3.0f};
         };
         out.push_back(std::move(c));
       }
@@ -124,8 +128,10 @@ void add_misc(std::vector<Case>& out) {
     c.name = case_name("copy", DType::i32, "permuted_7x5x3");
     c.dtype = DType::i32;
     c.inputs = {input(DType::i32, {3, 7, 5}, integers(-1000, 1000), [](const Tensor& t) { return t.permuted(Dims{1, 2, 0}); })};
-    c.output = {DType::i32, {7, 5, 3}, std::nullopt};
-    c.make_call = [](std::span<const Tensor> in, const Tensor& o) -> OpCall { return CopyCall{in[0], o}; };
+    c.outputs = {{DType::i32, {7, 5, 3}, std::nullopt}};
+    c.make_call = [](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+      return CopyCall{in[0], outs[0]};
+    };
     out.push_back(std::move(c));
   }
 
@@ -139,8 +145,10 @@ void add_misc(std::vector<Case>& out) {
         c.name = fmt::format("cast/{}->{}/{}", dtype_name(from), dtype_name(to), cls);
         c.dtype = from;
         c.inputs = {std::move(x)};
-        c.output = {to, c.inputs[0].storage, std::nullopt};
-        c.make_call = [scale](std::span<const Tensor> in, const Tensor& y) -> OpCall { return CastCall{in[0], y, scale}; };
+        c.outputs = {{to, c.inputs[0].storage, std::nullopt}};
+        c.make_call = [scale](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+          return CastCall{in[0], outs[0], scale};
+        };
         out.push_back(std::move(c));
       };
       cast("vec_1021_scale", input(from, {1021}, normal(0.0, 40.0)));

@@ -27,9 +27,9 @@ void add_rows(std::vector<Case>& out) {
         c.dtype = dt;
         c.inputs = {input(dt, s)};
         c.inputs[0].gen.specials = std::move(specials);
-        c.output = {k == ReduceKind::argmax ? DType::i64 : dt, reduced(s, axis, keepdim), std::nullopt};
-        c.make_call = [k, axis, keepdim](std::span<const Tensor> in, const Tensor& y) -> OpCall {
-          return ReduceCall{k, in[0], y, axis, keepdim};
+        c.outputs = {{k == ReduceKind::argmax ? DType::i64 : dt, reduced(s, axis, keepdim), std::nullopt}};
+        c.make_call = [k, axis, keepdim](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+          return ReduceCall{k, in[0], outs[0], axis, keepdim};
         };
         out.push_back(std::move(c));
       };
@@ -53,9 +53,9 @@ void add_rows(std::vector<Case>& out) {
         c.dtype = dt;
         c.inputs = {input(dt, s, normal(0.0, 3.0))};
         c.inputs[0].gen.specials = std::move(specials);
-        c.output = {dt, s, std::nullopt};
-        c.make_call = [scale, causal, log](std::span<const Tensor> in, const Tensor& y) -> OpCall {
-          return SoftmaxCall{in[0], y, scale, causal, log};
+        c.outputs = {{dt, s, std::nullopt}};
+        c.make_call = [scale, causal, log](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+          return SoftmaxCall{in[0], outs[0], scale, causal, log};
         };
         out.push_back(std::move(c));
       };
@@ -81,9 +81,9 @@ void add_rows(std::vector<Case>& out) {
         const std::int64_t d = s.back();
         c.inputs = {input(dt, s, normal(0.5, 2.0)), input(dt, {d}, normal(1.0, 0.25))};
         if (bias) c.inputs.push_back(input(dt, {d}, normal(0.0, 0.5)));
-        c.output = {dt, s, std::nullopt};
-        c.make_call = [bias, rms, eps](std::span<const Tensor> in, const Tensor& y) -> OpCall {
-          NormCall n{in[0], in[1], std::nullopt, y, eps, rms};
+        c.outputs = {{dt, s, std::nullopt}};
+        c.make_call = [bias, rms, eps](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+          NormCall n{in[0], in[1], std::nullopt, outs[0], eps, rms};
           if (bias) n.bias = in[2];
           return n;
         };

@@ -115,11 +115,12 @@ void write_record(const std::string& path, const std::string& device, const std:
   std::string defs = "[";
   for (const CaseResult& r : results) {
     if (r.status != Status::passed && r.status != Status::failed && r.status != Status::expected_failure) continue;
-    if (r.output.empty() && checked_numel(r.out_shape) != 0) continue;  // failed before producing output
-    defs += fmt::format("{}{{\"name\":\"{}\",\"op\":\"{}\",\"dtype\":\"{}\",\"out_dtype\":\"{}\",\"shape\":\"{}\",\"status\":\"{}\"}}",
-                        defs.size() > 1 ? "," : "", io::json_escape(r.name), r.op, r.dtype, dtype_name(r.out_dtype),
-                        r.out_shape.str(), status_name(r.status));
-    file.tensors.push_back({r.name, r.out_dtype, r.out_shape, r.output});
+    if (r.outputs.empty()) continue;  // failed before producing output
+    defs += fmt::format("{}{{\"name\":\"{}\",\"op\":\"{}\",\"dtype\":\"{}\",\"out_dtype\":\"{}\",\"shape\":\"{}\",\"outputs\":{},\"status\":\"{}\"}}",
+                        defs.size() > 1 ? "," : "", io::json_escape(r.name), r.op, r.dtype, dtype_name(r.outputs[0].dtype),
+                        r.outputs[0].shape.str(), r.outputs.size(), status_name(r.status));
+    for (std::size_t o = 0; o < r.outputs.size(); ++o)
+      file.tensors.push_back({recorded_name(r.name, o), r.outputs[o].dtype, r.outputs[o].shape, r.outputs[o].bytes});
   }
   file.metadata["cases"] = defs + "]";
   write_safetensors(path, file);

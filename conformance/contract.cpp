@@ -349,8 +349,11 @@ std::vector<double> attention_bounds(const AttentionCall& c, std::span<const dou
 
 }  // namespace
 
-std::vector<double> element_bounds(const OpCall& given, std::span<const double> ref, DType out_dtype) {
+std::vector<double> element_bounds(const OpCall& given, std::size_t output, std::span<const double> ref,
+                                   DType out_dtype) {
   const Finisher fin{out_dtype};
+  // Every op below has a single output; an op with several dispatches on `output`.
+  (void)output;
   // Resolve defaults the way every backend sees them (rotary_dim 0 -> head_dim,
   // attention scale 0 -> 1/sqrt(d), negative axes).
   const OpCall call = ops::validate(given);

@@ -31,11 +31,14 @@ double gamma(double k);
 double output_roundoff(DType t);   // u_out; 0 for integer dtypes
 double output_underflow(DType t);  // eta_out: half the smallest subnormal
 
-// Per-element bounds for the output of `oracle_call`: the call as the fp64
-// oracle ran it (floating inputs as f64 host tensors holding exactly the
-// device's input values; integer inputs as given), `ref` its output in logical
-// order, `out_dtype` the dtype the device under test writes.
-std::vector<double> element_bounds(const OpCall& oracle_call, std::span<const double> ref, DType out_dtype);
+// Per-element bounds for output number `output` (in hal::for_each_tensor's
+// order) of `oracle_call`: the call as the fp64 oracle ran it (floating inputs
+// as f64 host tensors holding exactly the device's input values; integer
+// inputs as given; accumulated outputs holding their initial contents), `ref`
+// that output's reference in logical order, `out_dtype` the dtype the device
+// under test writes.
+std::vector<double> element_bounds(const OpCall& oracle_call, std::size_t output, std::span<const double> ref,
+                                   DType out_dtype);
 
 // Ops whose result is exact and must also keep the sign of zero (IEEE: neg,
 // abs, copies, conversions). Other ops may return either zero.

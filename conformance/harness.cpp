@@ -26,6 +26,10 @@ std::string_view status_name(Status s) {
   return "?";
 }
 
+std::string recorded_name(const std::string& case_name, std::size_t index) {
+  return index == 0 ? case_name : fmt::format("{}#{}", case_name, index);
+}
+
 std::uint64_t case_seed(std::string_view name, std::uint64_t salt) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (char ch : name) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
@@ -63,18 +67,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Prepared {
-  std::vector<std::vector<std::uint8_t>> inputs;  // storage bytes per input
-  std::vector<std::uint8_t> initial_output;       // poison or gemm's initial C
+  std::vector<std::vector<std::uint8_t>> inputs;           // storage bytes per input
+  std::vector<std::vector<std::uint8_t>> initial_outputs;  // poison or initial contents, per output
 };
 
 Prepared prepare(const Case& c) {
   Prepared p;
   for (std::size_t i = 0; i < c.inputs.size(); ++i)
     p.inputs.push_back(generate(c.inputs[i].gen, c.inputs[i].dtype, c.inputs[i].storage, case_seed(c.name, i + 1)));
-  if (c.output.initial)
-    p.initial_output = generate(*c.output.initial, c.output.dtype, c.output.shape, case_seed(c.name, 1000));
-  else
-    p.initial_output.assign(static_cast<std::size_t>(checked_numel(c.output.shape)) * dtype_size(c.output.dtype), kPoisonByte);
+  for (std::size_t i = 0; i < c.outputs.size(); ++i) {
+    const OutputSpec& o = c.outputs[i];
+    if (o.initial)
+      p.initial_outputs.push_back(generate(*o.initial, o.dtype, o.shape, case_seed(c.name, 1000 + i)));
+    else
+      p.initial_outputs.emplace_back(static_cast<std::size_t>(checked_numel(o.shape)) * dtype_size(o.dtype), kPoisonByte);
+  }
   return p;
 }
 
@@ -84,8 +91,8 @@ Tensor apply_view(const InputSpec& spec, const Tensor& storage) { return spec.vi
 struct Placed {
   std::vector<Buffer> buffers;
   std::vector<Tensor> inputs;
-  Buffer guarded;  // guard | output | guard
-  Tensor output;
+  std::vector<Buffer> guarded;  // per output: guard | output | guard
+  std::vector<Tensor> outputs;
   OpCall call;
 };
 
@@ -95,6 +102,14 @@ std::vector<std::uint8_t> guarded_image(const std::vector<std::uint8_t>& out) {
   return img;
 }
 
+void upload_outputs(Stream& s, Placed& pl, const Prepared& p) {
+  for (std::size_t i = 0; i < pl.guarded.size(); ++i) {
+    const std::vector<std::uint8_t> img = guarded_image(p.initial_outputs[i]);
+    s.copy_from_host(pl.guarded[i].data(), img.data(), img.size());
+  }
+  s.synchronize();
+}
+
 Placed place(const Case& c, const Prepared& p, Device& dev, Stream& s) {
   Placed pl;
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
@@ -102,31 +117,46 @@ Placed place(const Case& c, const Prepared& p, Device& dev, Stream& s) {
     if (!p.inputs[i].empty()) s.copy_from_host(pl.buffers.back().data(), p.inputs[i].data(), p.inputs[i].size());
     pl.inputs.push_back(apply_view(c.inputs[i], Tensor::contiguous(pl.buffers.back().data(), &dev, c.inputs[i].dtype, c.inputs[i].storage)));
   }
-  const std::vector<std::uint8_t> img = guarded_image(p.initial_output);
-  pl.guarded = Buffer(dev, img.size());
-  s.copy_from_host(pl.guarded.data(), img.data(), img.size());
-  s.synchronize();
-  pl.output = Tensor::contiguous(static_cast<std::uint8_t*>(pl.guarded.data()) + kGuardBytes, &dev, c.output.dtype, c.output.shape);
-  pl.call = c.make_call(pl.inputs, pl.output);
+  for (std::size_t i = 0; i < c.outputs.size(); ++i) {
+    pl.guarded.emplace_back(dev, p.initial_outputs[i].size() + 2 * kGuardBytes);
+    pl.outputs.push_back(Tensor::contiguous(static_cast<std::uint8_t*>(pl.guarded.back().data()) + kGuardBytes, &dev,
+                                            c.outputs[i].dtype, c.outputs[i].shape));
+  }
+  upload_outputs(s, pl, p);
+  pl.call = c.make_call(pl.inputs, pl.outputs);
   return pl;
 }
 
-// Runs once; returns an error message or "".
-std::string run_once(Stream& s, Placed& pl, const Prepared& p, std::vector<std::uint8_t>& out) {
-  const std::vector<std::uint8_t> img = guarded_image(p.initial_output);
-  s.copy_from_host(pl.guarded.data(), img.data(), img.size());
-  s.synchronize();
+// "" for a single output, else " (output 'dweight')": where a failure was seen.
+std::string output_label(const Placed& pl, std::size_t i) {
+  if (pl.outputs.size() < 2) return "";
+  std::string name = std::to_string(i);
+  std::size_t k = 0;
+  for_each_tensor(pl.call, [&](std::string_view n, const Tensor&, TensorRole role) {
+    if (role != TensorRole::input && k++ == i) name = std::string(n);
+  });
+  return fmt::format(" (output '{}')", name);
+}
+
+// Runs once; fills `out` with every output's bytes; returns an error message or "".
+std::string run_once(Stream& s, Placed& pl, const Prepared& p, std::vector<std::vector<std::uint8_t>>& out) {
+  upload_outputs(s, pl, p);
   ops::run(s, pl.call);
   s.synchronize();
-  std::vector<std::uint8_t> got(img.size());
-  s.copy_to_host(got.data(), pl.guarded.data(), got.size());
-  s.synchronize();
-  for (std::size_t i = 0; i < kGuardBytes; ++i) {
-    if (got[i] != kGuardByte) return fmt::format("write before the output: guard byte -{} changed", kGuardBytes - i);
-    const std::size_t j = kGuardBytes + p.initial_output.size() + i;
-    if (got[j] != kGuardByte) return fmt::format("write past the end of the output: guard byte +{} changed", i);
+  out.clear();
+  for (std::size_t o = 0; o < pl.guarded.size(); ++o) {
+    const std::size_t n = p.initial_outputs[o].size();
+    std::vector<std::uint8_t> got(n + 2 * kGuardBytes);
+    s.copy_to_host(got.data(), pl.guarded[o].data(), got.size());
+    s.synchronize();
+    for (std::size_t i = 0; i < kGuardBytes; ++i) {
+      if (got[i] != kGuardByte)
+        return fmt::format("write before the output{}: guard byte -{} changed", output_label(pl, o), kGuardBytes - i);
+      if (got[kGuardBytes + n + i] != kGuardByte)
+        return fmt::format("write past the end of the output{}: guard byte +{} changed", output_label(pl, o), i);
+    }
+    out.emplace_back(got.begin() + kGuardBytes, got.begin() + static_cast<std::ptrdiff_t>(kGuardBytes + n));
   }
-  out.assign(got.begin() + kGuardBytes, got.begin() + static_cast<std::ptrdiff_t>(kGuardBytes + p.initial_output.size()));
   return "";
 }
 
@@ -168,7 +198,6 @@ CaseResult run_case(const Case& c, const std::string& device_name, const RunOpti
   const auto t0 = Clock::now();
   CaseResult r;
   r.name = c.name, r.op = c.op, r.dtype = std::string(dtype_name(c.dtype)), r.device = device_name;
-  r.out_dtype = c.output.dtype, r.out_shape = c.output.shape;
   auto finish = [&](Status st, std::string why) {
     r.status = st;
     r.reason = std::move(why);
@@ -194,7 +223,8 @@ CaseResult run_case(const Case& c, const std::string& device_name, const RunOpti
     if (c.is_model) {
       if (options.recorded) return finish(Status::skipped, "model case: scored per stage against the oracle; not compared with a recording");
       ModelOutcome m = c.run_model(*dev);
-      r.score = m.score, r.output = std::move(m.output);
+      r.score = m.score;
+      r.outputs.push_back({c.outputs[0].dtype, c.outputs[0].shape, std::move(m.output)});
       if (m.passed) r.reason = m.reason;
       return m.passed ? verdict(true, m.reason) : verdict(false, m.reason);
     }
@@ -202,35 +232,49 @@ CaseResult run_case(const Case& c, const std::string& device_name, const RunOpti
     // The oracle sees exactly the device's input bytes, on the CPU.
     Stream cpu_stream(cpu_device());
     Placed host = place(c, p, cpu_device(), cpu_stream);
-    const Reference ref = compute_reference(host.call);
+    const std::vector<Reference> refs = compute_references(host.call);
 
     Stream s(*dev);
     Placed pl = place(c, p, *dev, s);
     const Support sup = ops::supports(*dev, pl.call);
     if (!sup.ok) return verdict(false, fmt::format("declined by the device but not listed as unsupported: {}", sup.reason));
-    std::vector<std::uint8_t> first, second;
+    std::vector<std::vector<std::uint8_t>> first, second;
     std::string err = run_once(s, pl, p, first);
     if (err.empty()) err = check_inputs_unchanged(s, pl, p);
     if (err.empty()) {
       err = run_once(s, pl, p, second);
-      if (err.empty() && first != second)
-        err = fmt::format("not deterministic: two runs differ at {}", first_difference(first, second, c.output.dtype));
+      for (std::size_t o = 0; err.empty() && o < first.size(); ++o)
+        if (first[o] != second[o])
+          err = fmt::format("not deterministic: two runs differ{} at {}", output_label(pl, o),
+                            first_difference(first[o], second[o], c.outputs[o].dtype));
     }
-    r.output = first;
+    for (std::size_t o = 0; o < first.size(); ++o) r.outputs.push_back({c.outputs[o].dtype, c.outputs[o].shape, first[o]});
     if (!err.empty()) return verdict(false, err);
 
-    const RecordedOutput* rec = options.recorded ? options.recorded(c.name) : nullptr;
-    if (options.recorded && !rec) return finish(Status::skipped, "no recorded output for this case");
-    if (rec) {
-      if (rec->dtype != c.output.dtype || !(rec->shape == c.output.shape))
-        return verdict(false, "recorded output has another dtype or shape");
-      // Both outputs meet the contract against the same oracle, so they may be
-      // up to bound(recorded) + bound(here) = 2 * bound apart.
-      std::vector<double> recorded(ref.values.size());
-      for (std::size_t i = 0; i < recorded.size(); ++i) recorded[i] = load_element(rec->bytes.data(), rec->dtype, static_cast<std::int64_t>(i));
-      r.score = score_output(first, c.output.dtype, recorded, ref.bounds, ref.zero_sign, 2.0);
-    } else {
-      r.score = score_output(first, c.output.dtype, ref.values, ref.bounds, ref.zero_sign);
+    // Every output is scored; the case keeps the worst score and the first failure.
+    for (std::size_t o = 0; o < c.outputs.size(); ++o) {
+      const OutputSpec& spec = c.outputs[o];
+      const Reference& ref = refs[o];
+      Score sc;
+      if (options.recorded) {
+        const RecordedOutput* rec = options.recorded(recorded_name(c.name, o));
+        if (!rec) return finish(Status::skipped, fmt::format("no recorded output{} for this case", output_label(pl, o)));
+        if (rec->dtype != spec.dtype || !(rec->shape == spec.shape))
+          return verdict(false, fmt::format("recorded output{} has another dtype or shape", output_label(pl, o)));
+        // Both outputs meet the contract against the same oracle, so they may be
+        // up to bound(recorded) + bound(here) = 2 * bound apart.
+        std::vector<double> recorded(ref.values.size());
+        for (std::size_t i = 0; i < recorded.size(); ++i)
+          recorded[i] = load_element(rec->bytes.data(), rec->dtype, static_cast<std::int64_t>(i));
+        sc = score_output(first[o], spec.dtype, recorded, ref.bounds, ref.zero_sign, 2.0);
+      } else {
+        sc = score_output(first[o], spec.dtype, ref.values, ref.bounds, ref.zero_sign);
+      }
+      if (!sc.passed() && c.outputs.size() > 1) sc.failure = fmt::format("{}: {}", output_label(pl, o).substr(1), sc.failure);
+      if (o == 0 || sc.score > r.score.score) r.score.score = sc.score;
+      r.score.nmse = std::max(r.score.nmse, sc.nmse);
+      r.score.max_ulp = std::max(r.score.max_ulp, sc.max_ulp);
+      if (r.score.failure.empty()) r.score.failure = sc.failure;
     }
     return verdict(r.score.passed(), r.score.failure);
   } catch (const Error& e) {

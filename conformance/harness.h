@@ -2,12 +2,13 @@
 // Runs one case on one device and scores it.
 //
 // For each case: inputs are generated once on the CPU (Philox, rounded to
-// their dtypes) and the same bytes are uploaded to the device under test. The
+// their dtypes) and the same bytes are uploaded to the device under test. Each
 // output is allocated with kGuardBytes of guard pattern before and after it
-// and pre-filled with poison; the op runs twice, and the harness checks, in
-// order: guards intact (no overrun), inputs unchanged, both runs bitwise
-// identical, then the score against the fp64 oracle (or, in compare mode,
-// against a recorded output with twice the contract's bound).
+// and pre-filled with poison (or its initial contents); the op runs twice, and
+// the harness checks, in order: guards intact (no overrun), inputs unchanged,
+// both runs bitwise identical, then the score of every output against the fp64
+// oracle (or, in compare mode, against a recorded output with twice the
+// contract's bound). A case's score is its worst output's.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -21,28 +22,33 @@ namespace hal::conformance {
 enum class Status { passed, failed, skipped, unsupported, expected_failure };
 std::string_view status_name(Status s);
 
-struct CaseResult {
-  std::string name, op, dtype, device;
-  Status status = Status::passed;
-  Score score;           // score.failure says what failed in the numbers
-  std::string reason;    // why failed / skipped / unsupported
-  double seconds = 0.0;
-  // The device's output (first run), kept for --record.
-  DType out_dtype = DType::f32;
-  Shape out_shape;
-  std::vector<std::uint8_t> output;
-};
-
-// A recorded output: what --compare scores against.
+// One output's bytes: a device's result (kept for --record) or a recording
+// (what --compare scores against).
 struct RecordedOutput {
-  DType dtype;
+  DType dtype = DType::f32;
   Shape shape;
   std::vector<std::uint8_t> bytes;
 };
 
+struct CaseResult {
+  std::string name, op, dtype, device;
+  Status status = Status::passed;
+  Score score;           // the worst output's; score.failure says what failed in the numbers
+  std::string reason;    // why failed / skipped / unsupported
+  double seconds = 0.0;
+  // The device's outputs (first run), in the case's order; empty when the case
+  // failed before producing them.
+  std::vector<RecordedOutput> outputs;
+};
+
+// The name under which output `index` of a case is recorded: the case name for
+// the first output (recordings of single-output cases keep their names), then
+// "<case>#<index>".
+std::string recorded_name(const std::string& case_name, std::size_t index);
+
 struct RunOptions {
-  // Compare mode: the recorded output of a case (nullptr: none recorded).
-  std::function<const RecordedOutput*(const std::string& case_name)> recorded;
+  // Compare mode: a recorded output by its recorded_name (nullptr: none recorded).
+  std::function<const RecordedOutput*(const std::string& recorded_name)> recorded;
 };
 
 CaseResult run_case(const Case& c, const std::string& device_name, const RunOptions& options = {});

@@ -206,7 +206,7 @@ void add_model(std::vector<Case>& out) {
     c.op = "model";
     c.name = case_name("model", dt, "llama_decoder_layer_s33_h256_q4_kv2_d64_ffn512");
     c.dtype = dt;
-    c.output = {dt, {kSeq, kHidden}, std::nullopt};
+    c.outputs = {{dt, {kSeq, kHidden}, std::nullopt}};
     c.is_model = true;
     const std::string name = c.name;
     c.run_model = [dt, name](Device& dev) {

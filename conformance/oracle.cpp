@@ -9,15 +9,22 @@
 
 namespace hal::conformance {
 
-const Tensor& output_of(const OpCall& call) {
-  return std::visit(
-      [](const auto& c) -> const Tensor& {
-        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, GemmCall>) return c.c;
-        else return c.y;
-      },
-      call);
+std::vector<Tensor> outputs_of(const OpCall& call) {
+  std::vector<Tensor> out;
+  for_each_tensor(call, [&](std::string_view, const Tensor& t, TensorRole role) {
+    if (role != TensorRole::input) out.push_back(t);
+  });
+  return out;
 }
-Tensor& output_of(OpCall& call) { return const_cast<Tensor&>(output_of(static_cast<const OpCall&>(call))); }
+
+Tensor& output_of(OpCall& call) {
+  Tensor* first = nullptr;
+  for_each_tensor(call, [&](std::string_view, Tensor& t, TensorRole role) {
+    if (role != TensorRole::input && !first) first = &t;
+  });
+  return *first;  // every call has an output
+}
+const Tensor& output_of(const OpCall& call) { return output_of(const_cast<OpCall&>(call)); }
 
 namespace {
 
@@ -66,44 +73,55 @@ Reference fill_random_reference(const FillRandomCall& c) {
 
 }  // namespace
 
-Reference compute_reference(const OpCall& host_call) {
-  if (const auto* c = std::get_if<CastCall>(&host_call)) return cast_reference(*c);
-  if (const auto* c = std::get_if<FillRandomCall>(&host_call)) return fill_random_reference(*c);
+std::vector<Reference> compute_references(const OpCall& host_call) {
+  if (const auto* c = std::get_if<CastCall>(&host_call)) return {cast_reference(*c)};
+  if (const auto* c = std::get_if<FillRandomCall>(&host_call)) return {fill_random_reference(*c)};
 
+  // `oracle`: the call in fp64 whose tensors the bounds read (floating inputs
+  // widened exactly, accumulated outputs holding their initial contents).
   std::vector<Buffer> keep;
   OpCall oracle = host_call;
-  for_each_input(oracle, [&](Tensor& t) {
-    if (is_floating(t.dtype)) t = widen_to_f64(t, keep);
-    else t.device = &cpu_device();  // host memory (the precondition); the oracle runs on the CPU
+  for_each_tensor(oracle, [&](std::string_view, Tensor& t, TensorRole role) {
+    const DType wide = is_floating(t.dtype) ? DType::f64 : t.dtype;
+    if (role == TensorRole::output) {
+      keep.push_back(Buffer::for_tensor(cpu_device(), wide, t.shape));
+      t = keep.back().view(wide, t.shape);
+    } else if (is_floating(t.dtype)) {
+      t = widen_to_f64(t, keep);
+    } else {
+      t.device = &cpu_device();  // host memory (the precondition); the oracle runs on the CPU
+    }
   });
-  const Tensor& out = output_of(host_call);
-  Tensor& oracle_out = output_of(oracle);
-  const DType ref_dtype = is_floating(out.dtype) ? DType::f64 : out.dtype;
-  // Gemm reads C when beta != 0: give the oracle an f64 copy of its contents.
-  if (const auto* g = std::get_if<GemmCall>(&host_call); g && g->beta != 0.0f) {
-    oracle_out = widen_to_f64(out, keep);
-  } else {
-    keep.push_back(Buffer::for_tensor(cpu_device(), ref_dtype, out.shape));
-    oracle_out = keep.back().view(ref_dtype, out.shape);
-  }
-  // The oracle runs on a copy whose output is fresh, so that `oracle` keeps
-  // its inputs (gemm's initial C included) intact for the bounds.
+  // The oracle runs on a copy whose outputs are fresh (accumulated ones start
+  // from the same contents), so that `oracle` keeps its inputs intact.
   OpCall run = oracle;
-  keep.push_back(Buffer::for_tensor(cpu_device(), ref_dtype, out.shape));
-  Tensor& run_out = output_of(run);
-  run_out = keep.back().view(ref_dtype, out.shape);
-  if (oracle_out.numel() > 0)
-    std::memcpy(run_out.data, oracle_out.first(), static_cast<std::size_t>(out.numel()) * dtype_size(ref_dtype));
+  std::vector<Tensor> run_outputs;
+  for_each_tensor(run, [&](std::string_view, Tensor& t, TensorRole role) {
+    if (role == TensorRole::input) return;
+    const Tensor from = t;
+    keep.push_back(Buffer::for_tensor(cpu_device(), t.dtype, t.shape));
+    t = keep.back().view(t.dtype, t.shape);
+    if (role == TensorRole::accumulated && t.numel() > 0)
+      std::memcpy(t.data, from.first(), static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
+    run_outputs.push_back(t);
+  });
   Stream s(cpu_device());
   ops::run(s, run);
   s.synchronize();
 
-  Reference r;
-  r.out_dtype = out.dtype;
-  r.values = gather(run_out);
-  r.bounds = contract::element_bounds(oracle, r.values, out.dtype);
-  r.zero_sign = contract::checks_zero_sign(host_call);
-  return r;
+  const std::vector<Tensor> device_outputs = outputs_of(host_call);
+  std::vector<Reference> refs;
+  for (std::size_t i = 0; i < run_outputs.size(); ++i) {
+    Reference r;
+    r.out_dtype = device_outputs[i].dtype;
+    r.values = gather(run_outputs[i]);
+    r.bounds = contract::element_bounds(oracle, i, r.values, r.out_dtype);
+    r.zero_sign = contract::checks_zero_sign(host_call);
+    refs.push_back(std::move(r));
+  }
+  return refs;
 }
+
+Reference compute_reference(const OpCall& host_call) { return compute_references(host_call).front(); }
 
 }  // namespace hal::conformance

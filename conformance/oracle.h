@@ -16,6 +16,7 @@
 
 namespace hal::conformance {
 
+// The reference of one output of a call.
 struct Reference {
   std::vector<double> values;  // logical (row-major) order of the output
   std::vector<double> bounds;  // per element; 0 = must be exact
@@ -23,41 +24,26 @@ struct Reference {
   DType out_dtype = DType::f32;
 };
 
+// One reference per output of the call, in hal::for_each_tensor's order
+// (an accumulated tensor, such as gemm's C with beta != 0, is an output whose
+// initial contents the oracle reads as well).
+std::vector<Reference> compute_references(const OpCall& host_call);
+// The reference of a call with one output.
 Reference compute_reference(const OpCall& host_call);
 
-// The output tensor of any call (gemm's C, otherwise y).
-const Tensor& output_of(const OpCall& call);
+// The output tensors of a call (written or accumulated), in order.
+std::vector<Tensor> outputs_of(const OpCall& call);
+// The first output (a call with one output: gemm's C, otherwise y).
 Tensor& output_of(OpCall& call);
+const Tensor& output_of(const OpCall& call);
 
-// Calls f(Tensor&) for every input tensor of the call (gemm's C only when
-// beta != 0, since only then is it read).
+// Calls f(Tensor&) for every tensor the op reads: its inputs, and accumulated
+// outputs (gemm's C only when beta != 0).
 template <class F>
 void for_each_input(OpCall& call, F&& f) {
-  std::visit(
-      [&](auto& c) {
-        using C = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<C, GemmCall>) {
-          f(c.a), f(c.b);
-          if (c.bias) f(*c.bias);
-        } else if constexpr (std::is_same_v<C, BinaryCall>) {
-          f(c.a), f(c.b);
-        } else if constexpr (std::is_same_v<C, SwigluCall>) {
-          f(c.gate), f(c.up);
-        } else if constexpr (std::is_same_v<C, NormCall>) {
-          f(c.x), f(c.weight);
-          if (c.bias) f(*c.bias);
-        } else if constexpr (std::is_same_v<C, RopeCall>) {
-          f(c.x), f(c.positions);
-        } else if constexpr (std::is_same_v<C, EmbeddingCall>) {
-          f(c.table), f(c.ids);
-        } else if constexpr (std::is_same_v<C, AttentionCall>) {
-          f(c.q), f(c.k), f(c.v);
-        } else if constexpr (std::is_same_v<C, FillRandomCall>) {
-        } else {
-          f(c.x);
-        }
-      },
-      call);
+  for_each_tensor(call, [&](std::string_view, Tensor& t, TensorRole role) {
+    if (role != TensorRole::output) f(t);
+  });
 }
 
 }  // namespace hal::conformance

@@ -6,9 +6,14 @@
 // arithmetic is done in fp32 (fp64 for f64 tensors on the CPU), and each
 // output element is rounded once to its dtype (round to nearest even; fp8
 // saturating). Outputs never alias inputs except gemm's C (read for beta).
+//
+// Each call struct lists its tensors in a static each_tensor(call, f): f(name,
+// tensor, role) for every tensor, inputs first, then outputs, in a fixed order
+// (see for_each_tensor at the end of this file).
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 
 #include "hal/tensor.h"
@@ -22,6 +27,13 @@ enum class ReduceKind { sum, mean, max, min, argmax };
 enum class RopeStyle { neox, gptj };  // neox: pairs (i, i + rotary_dim/2); gptj: pairs (2i, 2i+1)
 enum class RandomDistribution { uniform, normal };
 
+// How an op call uses each of its tensors; see for_each_tensor() below.
+enum class TensorRole {
+  input,        // read only
+  output,       // written only: its prior contents do not matter
+  accumulated,  // read and written (gemm's C when beta != 0)
+};
+
 // C = act(alpha * op(A) @ op(B) + beta * C + bias)
 // A: [M, K] ([K, M] when trans_a), optionally with a leading batch dim; same for
 // B: [K, N] ([N, K] when trans_b). C: [M, N] or [batch, M, N]. A batch stride of
@@ -32,6 +44,13 @@ struct GemmCall {
   bool trans_a = false, trans_b = false;
   float alpha = 1.0f, beta = 0.0f;
   Activation activation = Activation::none;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("a", c.a, TensorRole::input);
+    f("b", c.b, TensorRole::input);
+    if (c.bias) f("bias", *c.bias, TensorRole::input);
+    f("c", c.c, c.beta != 0.0f ? TensorRole::accumulated : TensorRole::output);
+  }
 };
 
 // y = a (op) b with NumPy broadcasting; a, b, y share one dtype; y has the
@@ -39,16 +58,33 @@ struct GemmCall {
 struct BinaryCall {
   BinaryKind kind;
   Tensor a, b, y;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("a", c.a, TensorRole::input);
+    f("b", c.b, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 struct UnaryCall {
   UnaryKind kind;
   Tensor x, y;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("x", c.x, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // y = silu(gate) * up
 struct SwigluCall {
   Tensor gate, up, y;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("gate", c.gate, TensorRole::input);
+    f("up", c.up, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // Reduces `axis` of x. y's shape is x's without that axis (or with it set to 1
@@ -58,6 +94,11 @@ struct ReduceCall {
   Tensor x, y;
   int axis = -1;  // normalised (>= 0) by ops/
   bool keepdim = false;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("x", c.x, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // Over the last axis: y = softmax(scale * x + mask) (or log_softmax). With
@@ -68,6 +109,11 @@ struct SoftmaxCall {
   float scale = 1.0f;
   bool causal = false;
   bool log = false;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("x", c.x, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // Over the last axis. layernorm: (x - mean) / sqrt(var + eps) * weight + bias.
@@ -78,6 +124,13 @@ struct NormCall {
   Tensor y;
   float eps = 1e-5f;
   bool rms = false;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("x", c.x, TensorRole::input);
+    f("weight", c.weight, TensorRole::input);
+    if (c.bias) f("bias", *c.bias, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // x, y: [batch, seq, heads, head_dim]; positions: i32 [batch, seq] or [seq].
@@ -87,17 +140,34 @@ struct RopeCall {
   float theta = 10000.0f;
   RopeStyle style = RopeStyle::neox;
   int rotary_dim = 0;  // normalised by ops/ (0 -> head_dim)
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("x", c.x, TensorRole::input);
+    f("positions", c.positions, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // y = convert(x * scale); any float dtype to any float dtype.
 struct CastCall {
   Tensor x, y;
   float scale = 1.0f;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("x", c.x, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // y[i, :] = table[ids[i], :]; ids i32/i64 of any shape; y: ids.shape + [dim].
 struct EmbeddingCall {
   Tensor table, ids, y;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("table", c.table, TensorRole::input);
+    f("ids", c.ids, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // y = softmax(scale * Q K^T + causal mask) V, grouped-query: query head h uses
@@ -107,11 +177,23 @@ struct AttentionCall {
   Tensor q, k, v, y;
   float scale = 0.0f;  // normalised by ops/ (0 -> 1/sqrt(d))
   bool causal = false;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("q", c.q, TensorRole::input);
+    f("k", c.k, TensorRole::input);
+    f("v", c.v, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // y = x element for element (any strides, e.g. a permuted view, into y).
 struct CopyCall {
   Tensor x, y;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("x", c.x, TensorRole::input);
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 // Philox4x32-10 counter-based random numbers: element i (row-major logical
@@ -122,11 +204,26 @@ struct FillRandomCall {
   std::uint64_t seed = 0;
   RandomDistribution distribution = RandomDistribution::uniform;
   float a = 0.0f, b = 1.0f;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("y", c.y, TensorRole::output);
+  }
 };
 
 using OpCall = std::variant<GemmCall, BinaryCall, UnaryCall, SwigluCall, ReduceCall, SoftmaxCall,
                             NormCall, RopeCall, CastCall, EmbeddingCall, AttentionCall, CopyCall,
                             FillRandomCall>;
+
+// Calls f(std::string_view name, Tensor& tensor, TensorRole role) (const
+// Tensor& for a const call) for every tensor of the call, inputs first, then
+// the outputs in a fixed order; absent optional tensors are skipped. Generic
+// code (the suite's oracle and guards, the bounds checks of views, the Python
+// module) walks calls this way, so a new op needs only its own each_tensor().
+template <class Call, class F>
+  requires std::is_same_v<std::remove_const_t<Call>, OpCall>
+void for_each_tensor(Call& call, F&& f) {
+  std::visit([&](auto& c) { std::decay_t<decltype(c)>::each_tensor(c, f); }, call);
+}
 
 // Names used in errors, the CLI and the conformance suite.
 std::string_view op_name(const OpCall& call);  // "gemm", "add", "exp", "rmsnorm", ...
