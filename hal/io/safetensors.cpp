@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -58,51 +59,51 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
 
 namespace {
 
-DType parse_st_dtype(const std::string& s, const std::string& path) {
+DType parse_st_dtype(const std::string& s, const std::string& path, const std::string& tensor) {
   for (DType t : kAllDTypes)
     if (safetensors_dtype(t) == s) return t;
-  throw Error(ErrorCode::io_error, fmt::format("'{}': unknown safetensors dtype '{}'", path, s));
+  std::vector<std::string_view> known;
+  for (DType t : kAllDTypes) known.push_back(safetensors_dtype(t));
+  throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}': dtype '{}' is not supported (hal reads {})", path,
+                                              tensor, s, fmt::join(known, ", ")));
 }
 
 }  // namespace
 
-SafetensorsFile read_safetensors(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorCode::io_error, fmt::format("cannot open '{}'", path));
-  std::vector<char> all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (all.size() < 8) throw Error(ErrorCode::io_error, fmt::format("'{}': too short for a safetensors file", path));
+SafetensorsReader::SafetensorsReader(const std::string& path) : file_(path) {
+  const std::span<const std::byte> all = file_.bytes();
+  auto fail = [&](std::string_view what) { return Error(ErrorCode::io_error, fmt::format("'{}': {}", path, what)); };
+  if (all.size() < 8) throw fail(fmt::format("{} bytes is too short for a safetensors file", all.size()));
   std::uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= std::uint64_t(static_cast<std::uint8_t>(all[static_cast<std::size_t>(i)])) << (8 * i);
-  if (n > all.size() - 8) throw Error(ErrorCode::io_error, fmt::format("'{}': header length {} exceeds the file", path, n));
-  const std::string source = fmt::format("{} (safetensors header)", path);
-  const JsonValue root = parse_json(std::string_view(all.data() + 8, n), source);
-  if (!root.is_object()) throw Error(ErrorCode::io_error, fmt::format("'{}': header is not an object", path));
-  const std::size_t data_start = 8 + n, data_size = all.size() - data_start;
-  SafetensorsFile out;
+  if (n > kMaxHeaderBytes) throw fail(fmt::format("header length {} exceeds the limit of {} bytes", n, kMaxHeaderBytes));
+  if (n > all.size() - 8) throw fail(fmt::format("header length {} exceeds the file ({} bytes)", n, all.size()));
+  const std::string_view header(reinterpret_cast<const char*>(all.data()) + 8, static_cast<std::size_t>(n));
+  if (header.empty() || header.front() != '{') throw fail("the header does not start with '{'");
+  const JsonValue root = parse_json(header, fmt::format("{} (safetensors header)", path));
+  data_start_ = 8 + static_cast<std::size_t>(n);
+  const std::uint64_t data_size = all.size() - data_start_;
   for (const JsonMember& member : root.members()) {
     const std::string& name = member.key;
     const JsonValue& v = member.value;
     if (name == "__metadata__") {
-      if (!v.is_object()) throw Error(ErrorCode::io_error, fmt::format("'{}': __metadata__ is not an object", path));
+      if (!v.is_object()) throw fail("__metadata__ is not an object");
       for (const JsonMember& m : v.members()) {
-        if (!m.value.is_string())
-          throw Error(ErrorCode::io_error, fmt::format("'{}': __metadata__ entry '{}' is not a string", path, m.key));
-        out.metadata[m.key] = m.value.text();
+        if (!m.value.is_string()) throw fail(fmt::format("__metadata__ entry '{}' is not a string", m.key));
+        metadata_[m.key] = m.value.text();
       }
       continue;
     }
-    auto bad = [&](std::string_view what) {
-      return Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}': {}", path, name, what));
-    };
+    auto bad = [&](std::string_view what) { return fail(fmt::format("tensor '{}': {}", name, what)); };
     if (!v.is_object()) throw bad("entry is not an object");
     const JsonValue* dt = v.find("dtype");
     const JsonValue* shape = v.find("shape");
     const JsonValue* offs = v.find("data_offsets");
     if (!dt || !dt->is_string() || !shape || !shape->is_array() || !offs || !offs->is_array() || offs->items().size() != 2)
       throw bad("expected \"dtype\" (a string), \"shape\" (an array) and \"data_offsets\" (two integers)");
-    NamedTensor t;
+    SafetensorsEntry t;
     t.name = name;
-    t.dtype = parse_st_dtype(dt->text(), path);
+    t.dtype = parse_st_dtype(dt->text(), path, name);
     std::int64_t numel = 1;
     for (const JsonValue& d : shape->items()) {
       const std::optional<std::int64_t> dim = d.integer();
@@ -113,14 +114,46 @@ SafetensorsFile read_safetensors(const std::string& path) {
     }
     const std::optional<std::int64_t> ob = offs->items()[0].integer(), oe = offs->items()[1].integer();
     if (!ob || !oe || *ob < 0 || *oe < 0) throw bad("data_offsets must be two non-negative integers");
-    const auto b = static_cast<std::uint64_t>(*ob), e = static_cast<std::uint64_t>(*oe);
+    t.begin = static_cast<std::uint64_t>(*ob), t.end = static_cast<std::uint64_t>(*oe);
     const auto elem = static_cast<std::uint64_t>(dtype_size(t.dtype));
     if (static_cast<std::uint64_t>(numel) > std::numeric_limits<std::uint64_t>::max() / elem) throw bad("byte size overflows");
-    if (b > e || e > data_size || e - b != static_cast<std::uint64_t>(numel) * elem)
-      throw bad(fmt::format("data_offsets [{}, {}] do not hold {} elements of {} inside the {} data bytes", b, e, numel,
-                            dtype_name(t.dtype), data_size));
-    t.bytes.assign(all.begin() + static_cast<std::ptrdiff_t>(data_start + b), all.begin() + static_cast<std::ptrdiff_t>(data_start + e));
-    out.tensors.push_back(std::move(t));
+    if (t.begin > t.end || t.end > data_size)
+      throw bad(fmt::format("data_offsets [{}, {}] lie outside the {} data bytes", t.begin, t.end, data_size));
+    if (t.size() != static_cast<std::uint64_t>(numel) * elem)
+      throw bad(fmt::format("data_offsets [{}, {}] hold {} bytes, but shape {} of {} needs {}", t.begin, t.end, t.size(),
+                            t.shape.str(), dtype_name(t.dtype), static_cast<std::uint64_t>(numel) * elem));
+    tensors_.push_back(std::move(t));
+  }
+  // Two tensors must not share bytes (a lying header could alias weights).
+  std::vector<const SafetensorsEntry*> by_offset;
+  for (const SafetensorsEntry& t : tensors_)
+    if (t.size() > 0) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(), [](auto* x, auto* y) { return x->begin < y->begin; });
+  for (std::size_t i = 1; i < by_offset.size(); ++i)
+    if (by_offset[i]->begin < by_offset[i - 1]->end)
+      throw fail(fmt::format("tensors '{}' [{}, {}] and '{}' [{}, {}] overlap", by_offset[i - 1]->name,
+                             by_offset[i - 1]->begin, by_offset[i - 1]->end, by_offset[i]->name, by_offset[i]->begin,
+                             by_offset[i]->end));
+}
+
+const SafetensorsEntry* SafetensorsReader::find(std::string_view name) const noexcept {
+  for (const SafetensorsEntry& t : tensors_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+std::span<const std::byte> SafetensorsReader::bytes(const SafetensorsEntry& entry) const {
+  return file_.bytes().subspan(data_start_ + static_cast<std::size_t>(entry.begin), static_cast<std::size_t>(entry.size()));
+}
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  const SafetensorsReader reader(path);
+  SafetensorsFile out;
+  out.metadata = reader.metadata();
+  for (const SafetensorsEntry& t : reader.tensors()) {
+    const std::span<const std::byte> b = reader.bytes(t);
+    const auto* p = reinterpret_cast<const std::uint8_t*>(b.data());
+    out.tensors.push_back({t.name, t.dtype, t.shape, std::vector<std::uint8_t>(p, p + b.size())});
   }
   return out;
 }
