@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "hal/registry.h"
@@ -34,28 +35,34 @@ struct RunArgs {
   std::string device;
   std::map<std::string, FileSpec> inputs;
   std::map<std::string, std::string> attrs;
-  std::optional<std::pair<std::string, FileSpec>> output;
+  std::map<std::string, FileSpec> outputs;
   bool help = false;
 };
 
 std::string help_text() {
   std::string text =
       "usage: hal run OP [--device DEV] --in NAME=FILE.npy[:DTYPE] ... [--attr KEY=VALUE ...]\n"
-      "               --out y=FILE.npy[:DTYPE]\n"
+      "               --out NAME=FILE.npy[:DTYPE] ...\n"
       "\n"
       "Runs one op on NumPy .npy files (C order, little-endian f4 f8 f2 i1 i4 i8 b1).\n"
       "  --device DEV   cpu, cuda:N or hip:N (default: $HAL_DEVICE, else cpu)\n"
       "  --in           an input; ':DTYPE' converts it on load (a=a.npy:bf16 rounds to bf16)\n"
       "  --attr         an attribute of the op (bool: true/false/1/0; lists: 1,0,2)\n"
-      "  --out          the output y (gemm: C); ':DTYPE' converts it on save. bf16 and\n"
-      "                 fp8 results are saved as f32, since NumPy has no such dtypes.\n"
+      "  --out          an output to save (most ops have one, y; gemm's C is y); ':DTYPE'\n"
+      "                 converts it on save. bf16 and fp8 results are saved as f32, since\n"
+      "                 NumPy has no such dtypes. Optional outputs are computed only when named.\n"
       "\n"
-      "ops (inputs; [optional inputs]; attributes):\n";
+      "ops (inputs [optional inputs], attributes, and outputs when not just y):\n";
   for (const OpSpec& s : op_specs()) {
     std::string ins = fmt::format("{}", fmt::join(s.required_inputs, ","));
     if (!s.optional_inputs.empty()) ins += fmt::format(" [{}]", fmt::join(s.optional_inputs, ","));
     std::string line = fmt::format("  {:<12} {:<22} {}", s.name, ins.empty() ? "-" : ins,
                                    s.attrs.empty() ? "" : fmt::format("attrs: {}", fmt::join(s.attrs, " ")));
+    if (s.outputs.size() != 1 || s.outputs.front() != "y" || !s.optional_outputs.empty()) {
+      std::string outs = fmt::format("{}", fmt::join(s.outputs, ","));
+      if (!s.optional_outputs.empty()) outs += fmt::format(" [{}]", fmt::join(s.optional_outputs, ","));
+      line += fmt::format("  outputs: {}", outs);
+    }
     line.erase(line.find_last_not_of(' ') + 1);
     text += line + "\n";
   }
@@ -115,8 +122,8 @@ RunArgs parse_args(int argc, char** argv) {
       args.attrs[key] = v;
     } else if (arg == "--out") {
       const auto [name, file] = split_key_value(value(), "--out");
-      if (args.output) throw UsageError("--out given twice (every op has one output, y)");
-      args.output = {name, parse_file_spec(file, "--out")};
+      if (args.outputs.count(name)) throw UsageError(fmt::format("output '{}' given twice", name));
+      args.outputs[name] = parse_file_spec(file, "--out");
     } else if (!arg.empty() && arg[0] == '-') {
       throw UsageError(fmt::format("run: unknown option '{}' (see hal run --help)", arg));
     } else if (args.op.empty()) {
@@ -149,9 +156,15 @@ void check_names(const OpSpec& spec, const RunArgs& args) {
     if (!contains(spec.attrs, key))
       throw UsageError(fmt::format("{}: unknown attribute '{}' (attributes: {})", spec.name, key,
                                    spec.attrs.empty() ? "none" : fmt::format("{}", fmt::join(spec.attrs, ", "))));
-  if (!args.output) throw UsageError(fmt::format("{}: missing --out y=FILE.npy", spec.name));
-  if (args.output->first != "y")
-    throw UsageError(fmt::format("{}: unknown output '{}' (the output is named y)", spec.name, args.output->first));
+  if (args.outputs.empty())
+    throw UsageError(fmt::format("{}: missing --out {}=FILE.npy", spec.name, spec.outputs.front()));
+  for (const auto& [name, file] : args.outputs) {
+    if (!contains(spec.outputs, name) && !contains(spec.optional_outputs, name)) {
+      std::vector<std::string_view> all = spec.outputs;
+      all.insert(all.end(), spec.optional_outputs.begin(), spec.optional_outputs.end());
+      throw UsageError(fmt::format("{}: unknown output '{}' (outputs: {})", spec.name, name, fmt::join(all, ", ")));
+    }
+  }
 }
 
 }  // namespace
@@ -176,20 +189,27 @@ int run_main(int argc, char** argv) {
   Device& dev = args.device.empty() ? default_device() : device(args.device);
   Stream stream(dev);
   DeviceArena arena(dev, stream);
-  const BuiltCall built = build_call(*spec, inputs, Attrs(args.attrs), arena);
+  std::set<std::string> requested;
+  for (const auto& [name, file] : args.outputs) requested.insert(name);
+  const BuiltCall built = build_call(*spec, inputs, Attrs(args.attrs), requested, arena);
+  // Each file's dtype is settled before the op runs, so that a bad --out costs nothing.
+  std::map<std::string, DType> save_as;
+  for (const auto& [name, file] : args.outputs) {
+    const auto it = built.outputs.find(name);
+    if (it == built.outputs.end()) throw UsageError(fmt::format("{}: the call does not write output '{}'", spec->name, name));
+    DType t = it->second.dtype;
+    if (file.dtype)
+      t = *file.dtype;
+    else if (npy_descr(t).empty())
+      t = DType::f32;  // bf16 / fp8: NumPy has no such dtype
+    if (npy_descr(t).empty())
+      throw UsageError(fmt::format("--out {}: .npy cannot store {} (use f32, f64, f16, i8, i32, i64 or bool)", name,
+                                   dtype_name(t)));
+    save_as[name] = t;
+  }
   ops::run(stream, built.call);
-  HostArray result = arena.download(built.y);
-
-  const FileSpec& out = args.output->second;
-  DType save_as = result.dtype;
-  if (out.dtype)
-    save_as = *out.dtype;
-  else if (npy_descr(result.dtype).empty())
-    save_as = DType::f32;  // bf16 / fp8: NumPy has no such dtype
-  if (npy_descr(save_as).empty())
-    throw UsageError(fmt::format("--out: .npy cannot store {} (use f32, f64, f16, i8, i32, i64 or bool)",
-                                 dtype_name(save_as)));
-  write_npy(out.path, convert(result, save_as));
+  for (const auto& [name, file] : args.outputs)
+    write_npy(file.path, convert(arena.download(built.outputs.at(name)), save_as.at(name)));
   return kExitOk;
 }
 

@@ -196,7 +196,7 @@ BuiltCall build_gemm(const std::map<std::string, HostArray>& in, const Attrs& at
     g.c = arena.zeros(c_dtype, c_shape);
     g.beta = 0.0f;  // there is no C to scale
   }
-  return {g, g.c};
+  return {g, {{"y", g.c}}};
 }
 
 BuiltCall build_reduce(ReduceKind kind, const std::map<std::string, HostArray>& in, const Attrs& attrs,
@@ -213,13 +213,13 @@ BuiltCall build_reduce(ReduceKind kind, const std::map<std::string, HostArray>& 
   else
     y.erase(axis);
   r.y = arena.allocate(kind == ReduceKind::argmax ? DType::i64 : r.x.dtype, y);
-  return {r, r.y};
+  return {r, {{"y", r.y}}};
 }
 
 }  // namespace
 
 BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>& in, const Attrs& attrs,
-                     DeviceArena& arena) {
+                     const std::set<std::string>& /*requested*/, DeviceArena& arena) {
   const std::string_view op = spec.name;
   if (op == "gemm") return build_gemm(in, attrs, arena);
   for (BinaryKind k : {BinaryKind::add, BinaryKind::sub, BinaryKind::mul, BinaryKind::div, BinaryKind::maximum,
@@ -227,7 +227,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     if (to_string(k) != op) continue;
     BinaryCall c{k, arena.upload(input(in, "a")), arena.upload(input(in, "b")), {}};
     c.y = arena.allocate(c.a.dtype, broadcast_shapes(c.a.shape, c.b.shape, op));
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   for (UnaryKind k : {UnaryKind::neg, UnaryKind::abs, UnaryKind::exp, UnaryKind::log, UnaryKind::sqrt,
                       UnaryKind::rsqrt, UnaryKind::tanh, UnaryKind::sigmoid, UnaryKind::relu, UnaryKind::gelu,
@@ -235,14 +235,14 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     if (to_string(k) != op) continue;
     UnaryCall c{k, arena.upload(input(in, "x")), {}};
     c.y = arena.allocate(c.x.dtype, c.x.shape);
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   for (ReduceKind k : {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min, ReduceKind::argmax})
     if (to_string(k) == op) return build_reduce(k, in, attrs, arena);
   if (op == "swiglu") {
     SwigluCall c{arena.upload(input(in, "gate")), arena.upload(input(in, "up")), {}};
     c.y = arena.allocate(c.gate.dtype, c.gate.shape);
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   if (op == "softmax" || op == "log_softmax") {
     SoftmaxCall c;
@@ -251,7 +251,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     c.scale = attrs.get_float("scale", 1.0f);
     c.causal = attrs.get_bool("causal", false);
     c.log = op == "log_softmax";
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   if (op == "layernorm" || op == "rmsnorm") {
     NormCall c;
@@ -261,7 +261,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     c.y = arena.allocate(c.x.dtype, c.x.shape);
     c.eps = attrs.get_float("eps", 1e-5f);
     c.rms = op == "rmsnorm";
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   if (op == "rope") {
     RopeCall c;
@@ -279,14 +279,14 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     else
       bad_value("style", style, "neox or gptj");
     c.rotary_dim = static_cast<int>(attrs.get_int("rotary_dim", 0));
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   if (op == "cast") {
     CastCall c;
     c.x = arena.upload(input(in, "x"));
     c.y = arena.allocate(attrs.get_dtype("dtype", c.x.dtype), c.x.shape);
     c.scale = attrs.get_float("scale", 1.0f);
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   if (op == "embedding") {
     EmbeddingCall c;
@@ -296,7 +296,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     Shape y = c.ids.shape;
     y.push_back(c.table.shape[1]);
     c.y = arena.allocate(c.table.dtype, y);
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   if (op == "attention") {
     AttentionCall c;
@@ -309,7 +309,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     c.y = arena.allocate(c.q.dtype, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]});
     c.scale = attrs.get_float("scale", 0.0f);
     c.causal = attrs.get_bool("causal", false);
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   if (op == "copy") {
     CopyCall c;
@@ -320,7 +320,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
       c.x = c.x.permuted(Dims(std::span<const std::int64_t>(perm)));
     }
     c.y = arena.allocate(c.x.dtype, c.x.shape);
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   if (op == "fill_random") {
     FillRandomCall c;
@@ -340,7 +340,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
       bad_value("distribution", dist, "uniform or normal");
     c.a = attrs.get_float("a", 0.0f);
     c.b = attrs.get_float("b", 1.0f);
-    return {c, c.y};
+    return {c, {{"y", c.y}}};
   }
   throw UsageError(fmt::format("unknown op '{}'", op));
 }

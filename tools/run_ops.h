@@ -3,6 +3,7 @@
 // construction of an op call from host arrays and attributes. The output
 // shape and dtype are derived here from each op's semantics (hal/op.h).
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,10 @@ struct OpSpec {
   std::vector<std::string_view> optional_inputs;
   std::vector<std::string_view> attrs;
   std::string_view help;
+  // What `--out NAME=FILE` may name: outputs the op always writes, and outputs
+  // it writes only when one is asked for (the builder sees which were asked).
+  std::vector<std::string_view> outputs = {"y"};
+  std::vector<std::string_view> optional_outputs = {};
 };
 
 std::span<const OpSpec> op_specs();
@@ -65,12 +70,14 @@ class DeviceArena {
 
 struct BuiltCall {
   OpCall call;
-  Tensor y;  // the output to download (gemm: C)
+  // Every output the call writes, by its CLI name (gemm's C is "y").
+  std::map<std::string, Tensor> outputs;
 };
 
 // Builds the call for `spec` from already-loaded inputs (names checked by the
-// caller against the spec) and attributes.
+// caller against the spec) and attributes; `requested` holds the names given
+// with --out, so that optional outputs are written only when asked for.
 BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>& inputs, const Attrs& attrs,
-                     DeviceArena& arena);
+                     const std::set<std::string>& requested, DeviceArena& arena);
 
 }  // namespace hal::tools

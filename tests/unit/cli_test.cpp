@@ -240,6 +240,15 @@ TEST_F(CliTest, UnknownAttributeInputAndMissingInputAreUsageErrors) {
   const CliResult value = run("run sum --in x=" + x + " --attr axis=first --out y=" + path("y.npy"));
   EXPECT_EQ(value.status, 2) << value.output;
   EXPECT_NE(value.output.find("'first'"), std::string::npos) << value.output;
+  const CliResult output = run("run exp --in x=" + x + " --out z=" + path("z.npy"));
+  EXPECT_EQ(output.status, 2) << output.output;
+  EXPECT_NE(output.output.find("unknown output 'z' (outputs: y)"), std::string::npos) << output.output;
+  const CliResult twice = run("run exp --in x=" + x + " --out y=" + path("y.npy") + " --out y=" + path("y2.npy"));
+  EXPECT_EQ(twice.status, 2) << twice.output;
+  EXPECT_NE(twice.output.find("output 'y' given twice"), std::string::npos) << twice.output;
+  const CliResult none = run("run exp --in x=" + x);
+  EXPECT_EQ(none.status, 2) << none.output;
+  EXPECT_NE(none.output.find("missing --out y=FILE.npy"), std::string::npos) << none.output;
 }
 
 TEST_F(CliTest, ValidationErrorExitsWithStatus1) {
