@@ -14,16 +14,33 @@ constexpr DType kCastTypes[] = {DType::f32, DType::f16, DType::bf16, DType::f8e4
 
 void add_misc(std::vector<Case>& out) {
   for (DType dt : kFloatTypes) {
-    auto rope = [&](std::string cls, Shape x, bool pos_batched, RopeStyle style, int rotary_dim) {
+    // With inv_freq: frequencies given per pair (Llama 3's rope_scaling), here
+    // spread over (0, 1] like theta's and read from a strided view.
+    auto rope = [&](std::string cls, Shape x, bool pos_batched, RopeStyle style, int rotary_dim, bool freqs = false,
+                    std::int64_t max_pos = 512) {
       Case c;
       c.op = "rope";
       c.name = case_name("rope", dt, cls);
       c.dtype = dt;
       const Shape pos = pos_batched ? Shape{x[0], x[1]} : Shape{x[1]};
-      c.inputs = {input(dt, x), input(DType::i32, pos, integers(0, 512))};
+      c.inputs = {input(dt, x), input(DType::i32, pos, integers(0, static_cast<double>(max_pos)))};
+      const std::int64_t half = (rotary_dim > 0 ? rotary_dim : x[3]) / 2;
+      if (freqs) {
+        InputSpec f = input(DType::f32, {2 * half}, uniform(1e-4, 1.0));
+        f.view = [half](const Tensor& t) {
+          Tensor v = t;
+          v.shape = Shape{half};
+          v.strides = Strides{2};
+          v.offset = 1;
+          return v;
+        };
+        c.inputs.push_back(f);
+      }
       c.outputs = {{dt, x, std::nullopt}};
-      c.make_call = [style, rotary_dim](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
-        return RopeCall{in[0], in[1], outs[0], 10000.0f, style, rotary_dim};
+      c.make_call = [style, rotary_dim, freqs](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+        RopeCall r{in[0], in[1], outs[0], 10000.0f, style, rotary_dim};
+        if (freqs) r.inv_freq = in[2];
+        return r;
       };
       out.push_back(std::move(c));
     };
@@ -31,6 +48,8 @@ void add_misc(std::vector<Case>& out) {
     rope("gptj_2x17x3x64", {2, 17, 3, 64}, true, RopeStyle::gptj, 0);
     rope("neox_partial_rd32_1x9x4x96", {1, 9, 4, 96}, false, RopeStyle::neox, 32);
     rope("gptj_partial_rd16_1x5x2x40", {1, 5, 2, 40}, false, RopeStyle::gptj, 16);
+    rope("neox_inv_freq_2x17x3x64", {2, 17, 3, 64}, true, RopeStyle::neox, 0, true, 8192);
+    rope("gptj_inv_freq_partial_rd32_1x9x2x48", {1, 9, 2, 48}, false, RopeStyle::gptj, 32, true);
 
     auto embedding = [&](std::string cls, DType id_type, Shape ids, bool specials) {
       Case c;

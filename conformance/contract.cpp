@@ -273,7 +273,10 @@ std::vector<double> rope_bounds(const RopeCall& c, std::span<const double> ref, 
   const double t = kTranscendentalUlps * kEps32;
   // The angle pos * theta^(-2i/rd) in fp32: pow's ulps, its exponent argument
   // (|ln theta| + 1 scaled by u32 twice) and the product with pos.
-  const double angle_rel = t + 2.0 * kU32 * (std::fabs(std::log(static_cast<double>(c.theta))) + 1.0) + kU32;
+  // With inv_freq given, the frequency is an input (exact): only the product.
+  const std::vector<double> freq = c.inv_freq ? gather(*c.inv_freq) : std::vector<double>{};
+  const double angle_rel =
+      c.inv_freq ? kU32 : t + 2.0 * kU32 * (std::fabs(std::log(static_cast<double>(c.theta))) + 1.0) + kU32;
   std::vector<double> out(ref.size(), 0.0);
   for (std::int64_t bi = 0; bi < B; ++bi)
     for (std::int64_t s = 0; s < S; ++s) {
@@ -287,7 +290,9 @@ std::vector<double> rope_bounds(const RopeCall& c, std::span<const double> ref, 
           } else {
             i = ch / 2, c1 = 2 * i, c2 = 2 * i + 1;
           }
-          const double angle = std::fabs(p * std::pow(static_cast<double>(c.theta), -2.0 * static_cast<double>(i) / static_cast<double>(rd)));
+          const double f = c.inv_freq ? freq[static_cast<std::size_t>(i)]
+                                      : std::pow(static_cast<double>(c.theta), -2.0 * static_cast<double>(i) / static_cast<double>(rd));
+          const double angle = std::fabs(p * f);
           const double mag = std::fabs(x[static_cast<std::size_t>(base + c1)]) + std::fabs(x[static_cast<std::size_t>(base + c2)]);
           const std::size_t e = static_cast<std::size_t>(base + ch);
           out[e] = fin((angle * angle_rel + t + 2.0 * kU32) * mag + kFltMin, ref[e]);

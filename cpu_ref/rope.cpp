@@ -1,7 +1,8 @@
 // Rotary position embedding on x [batch, seq, heads, head_dim].
 //
 // Pair i (i < rotary_dim / 2) is (i, i + rotary_dim/2) for neox and (2i, 2i+1)
-// for gptj; it turns by angle pos * theta^(-2i/rotary_dim):
+// for gptj; it turns by angle pos * f_i, f_i = theta^(-2i/rotary_dim) or the
+// given inv_freq[i]:
 //   y_a = x_a cos - x_b sin,   y_b = x_b cos + x_a sin.
 // Channels from rotary_dim on are copied. The inverse frequencies are computed
 // once, the cos/sin table once per token (shared by its heads), all in the
@@ -31,8 +32,14 @@ template <class T> void rope_typed(const RopeCall& call) {
   const bool neox = call.style == RopeStyle::neox;
 
   std::vector<T> inv_freq(static_cast<std::size_t>(half));
-  for (std::int64_t i = 0; i < half; ++i)
-    inv_freq[i] = std::pow(static_cast<T>(call.theta), static_cast<T>(-2 * i) / static_cast<T>(rotary_dim));
+  for (std::int64_t i = 0; i < half; ++i) {
+    if (call.inv_freq) {
+      const Tensor& f = *call.inv_freq;
+      inv_freq[i] = static_cast<T>(load_element(f.data, f.dtype, f.offset + i * f.strides[0]));
+    } else {
+      inv_freq[i] = std::pow(static_cast<T>(call.theta), static_cast<T>(-2 * i) / static_cast<T>(rotary_dim));
+    }
+  }
 
   const auto position_of = [&](std::int64_t b, std::int64_t s) {
     const std::int64_t index = pos.rank() == 2 ? pos.offset + b * pos.strides[0] + s * pos.strides[1]

@@ -134,16 +134,22 @@ struct NormCall {
 };
 
 // x, y: [batch, seq, heads, head_dim]; positions: i32 [batch, seq] or [seq].
-// Rotates the first rotary_dim channels by angle pos * theta^(-2i/rotary_dim).
+// Rotates pair i of the first rotary_dim channels by angle pos * f_i with
+// f_i = theta^(-2i/rotary_dim), or f_i = inv_freq[i] when inv_freq is given
+// ([rotary_dim / 2], f32; f64 with f64 x): frequencies a scaling scheme has
+// already adjusted (Llama 3's rope_scaling, linear scaling), so that no
+// kernel needs to know the scheme.
 struct RopeCall {
   Tensor x, positions, y;
   float theta = 10000.0f;
   RopeStyle style = RopeStyle::neox;
   int rotary_dim = 0;  // normalised by ops/ (0 -> head_dim)
+  std::optional<Tensor> inv_freq{};
 
   template <class Self, class F> static void each_tensor(Self& c, F&& f) {
     f("x", c.x, TensorRole::input);
     f("positions", c.positions, TensorRole::input);
+    if (c.inv_freq) f("inv_freq", *c.inv_freq, TensorRole::input);
     f("y", c.y, TensorRole::output);
   }
 };

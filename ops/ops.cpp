@@ -31,6 +31,7 @@ std::vector<const Tensor*> tensors_of(const OpCall& call) {
           if (c.bias) out.push_back(&*c.bias);
         } else if constexpr (std::is_same_v<C, RopeCall>) {
           out = {&c.x, &c.positions, &c.y};
+          if (c.inv_freq) out.push_back(&*c.inv_freq);
         } else if constexpr (std::is_same_v<C, EmbeddingCall>) {
           out = {&c.table, &c.ids, &c.y};
         } else if constexpr (std::is_same_v<C, AttentionCall>) {
@@ -135,7 +136,7 @@ void rmsnorm(Stream& s, const Tensor& x, const Tensor& weight, const Tensor& y, 
 }
 
 void rope(Stream& s, const Tensor& x, const Tensor& positions, const Tensor& y, const RopeOptions& o) {
-  run(s, RopeCall{x, positions, y, o.theta, o.style, o.rotary_dim});
+  run(s, RopeCall{x, positions, y, o.theta, o.style, o.rotary_dim, o.inv_freq});
 }
 
 void cast(Stream& s, const Tensor& x, const Tensor& y, const CastOptions& o) { run(s, CastCall{x, y, o.scale}); }

@@ -88,6 +88,7 @@ struct RopeOptions {
   float theta = 10000.0f;
   RopeStyle style = RopeStyle::neox;
   int rotary_dim = 0;  // 0: the whole head_dim
+  std::optional<Tensor> inv_freq{};  // per-pair frequencies [rotary_dim / 2] (see RopeCall)
 };
 void rope(Stream& s, const Tensor& x, const Tensor& positions, const Tensor& y, const RopeOptions& options = {});
 

@@ -36,7 +36,17 @@ RopeCall validate_rope(const RopeCall& c) {
     throw_invalid_argument(op, "theta", "a finite value > 0", fmt::format("{}", c.theta));
   if (c.style != RopeStyle::neox && c.style != RopeStyle::gptj)
     throw_invalid_argument(op, "style", "neox or gptj", std::to_string(static_cast<int>(c.style)));
-  check_no_overlap(op, {"y", &c.y}, {{"x", &c.x}, {"positions", &c.positions}});
+  if (c.inv_freq) {
+    const Tensor& f = *c.inv_freq;
+    check_tensor(op, "inv_freq", f, Role::input);
+    check_same_device(op, {{"x", &c.x}, {"inv_freq", &f}});
+    if (f.dtype != DType::f32 && !(f.dtype == DType::f64 && c.x.dtype == DType::f64))
+      throw_invalid_argument(op, "inv_freq", "dtype f32 (f64 when x is f64)", f.str());
+    check_shape_equals(op, "inv_freq", f, Shape{out.rotary_dim / 2}, "[rotary_dim / 2]");
+    check_no_overlap(op, {"y", &c.y}, {{"x", &c.x}, {"positions", &c.positions}, {"inv_freq", &f}});
+  } else {
+    check_no_overlap(op, {"y", &c.y}, {{"x", &c.x}, {"positions", &c.positions}});
+  }
   return out;
 }
 

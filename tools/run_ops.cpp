@@ -32,8 +32,9 @@ const std::vector<OpSpec>& table() {
       v.push_back({name, {"x"}, {}, {"scale", "causal"}, "over the last axis of scale*x (+ causal mask)"});
     v.push_back({"layernorm", {"x", "weight"}, {"bias"}, {"eps"}, "layer normalisation over the last axis"});
     v.push_back({"rmsnorm", {"x", "weight"}, {}, {"eps"}, "RMS normalisation over the last axis"});
-    v.push_back({"rope", {"x", "positions"}, {}, {"theta", "style", "rotary_dim"},
-                 "rotary embedding; x [batch, seq, heads, head_dim]; integer positions are converted to i32"});
+    v.push_back({"rope", {"x", "positions"}, {"inv_freq"}, {"theta", "style", "rotary_dim"},
+                 "rotary embedding; x [batch, seq, heads, head_dim]; integer positions are converted to i32; "
+                 "inv_freq [rotary_dim/2] replaces theta's frequencies (converted to f32 unless x is f64)"});
     v.push_back({"cast", {"x"}, {}, {"dtype", "scale"}, "y = dtype(x * scale)"});
     v.push_back({"embedding", {"table", "ids"}, {}, {}, "y = table[ids]"});
     v.push_back({"attention", {"q", "k", "v"}, {}, {"scale", "causal"},
@@ -279,6 +280,11 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     else
       bad_value("style", style, "neox or gptj");
     c.rotary_dim = static_cast<int>(attrs.get_int("rotary_dim", 0));
+    if (in.count("inv_freq")) {
+      const HostArray& f = input(in, "inv_freq");
+      const DType want = c.x.dtype == DType::f64 ? DType::f64 : DType::f32;
+      c.inv_freq = arena.upload(f.dtype == want ? f : convert(f, want));
+    }
     return {c, {{"y", c.y}}};
   }
   if (op == "cast") {

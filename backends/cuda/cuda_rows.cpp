@@ -220,6 +220,10 @@ void run_rope(CudaStream& s, const RopeCall& call) {
   p.rotary_dim = call.rotary_dim;
   p.gptj = call.style == RopeStyle::gptj;
   p.theta = call.theta;
+  if (call.inv_freq) {
+    p.inv_freq = static_cast<const float*>(call.inv_freq->first());
+    p.inv_freq_stride = call.inv_freq->strides[0];
+  }
   launch(s, "hal_rope", grid_stride_shape(n, stream_caps(s).sm_count), p);
 }
 

@@ -47,6 +47,7 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         } else if constexpr (std::is_same_v<T, NormCall>) {
           return when(backend, is_compute_float(c.x.dtype), call, c.x.dtype);
         } else if constexpr (std::is_same_v<T, RopeCall>) {
+          if (c.inv_freq && c.inv_freq->dtype != DType::f32) return no(backend, call, c.inv_freq->dtype);
           return when(backend, is_compute_float(c.x.dtype), call, c.x.dtype);
         } else {
           return no(backend, call, DType::f64);

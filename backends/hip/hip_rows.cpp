@@ -151,6 +151,10 @@ void run_rope(HipStream& s, const RopeCall& c) {
   p.rotary_dim = c.rotary_dim;
   p.gptj = c.style == RopeStyle::gptj;
   p.theta = c.theta;
+  if (c.inv_freq) {
+    p.inv_freq = static_cast<const float*>(c.inv_freq->first());
+    p.inv_freq_stride = c.inv_freq->strides[0];
+  }
   const std::int64_t work = c.x.shape[0] * c.x.shape[1] * c.x.shape[2] * (c.x.shape[3] - c.rotary_dim / 2);
   if (work == 0) return;
   launch(s, "hal_rope", grid_stride_shape(work, stream_caps(s).compute_units), p);

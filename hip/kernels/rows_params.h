@@ -93,6 +93,8 @@ struct RopeParams {
   int32_t gptj;  // 0: neox pairs (i, i + r/2); 1: gptj pairs (2i, 2i+1)
   float theta;
   int32_t pad_;
+  const float* inv_freq;  // per-pair frequencies (f32); nullptr: theta^(-2i/r)
+  int64_t inv_freq_stride;
 };
 
 }  // namespace hal::hip::kernels

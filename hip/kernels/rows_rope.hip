@@ -1,5 +1,6 @@
 // rope: rotates pairs of the first rotary_dim channels of each head by
-// pos * theta^(-2i/rotary_dim); channels from rotary_dim on are copied
+// pos * theta^(-2i/rotary_dim) (or pos * inv_freq[i] when given); channels
+// from rotary_dim on are copied
 // (converted to y's dtype). One thread per (batch, seq, head, pair or
 // pass-through channel), grid-stride.
 #include "rows_common.h"
@@ -30,7 +31,8 @@ extern "C" __global__ __launch_bounds__(256) void hal_rope(RopeParams p) {
     const int64_t ia = p.gptj ? 2 * c : c;
     const int64_t ib = p.gptj ? 2 * c + 1 : c + half;
     const float pos = static_cast<float>(p.positions[b * p.pos_batch_stride + s * p.pos_seq_stride]);
-    const float inv_freq = powf(p.theta, static_cast<float>(-2 * c) / static_cast<float>(p.rotary_dim));
+    const float inv_freq = p.inv_freq != nullptr ? p.inv_freq[c * p.inv_freq_stride]
+                                                 : powf(p.theta, static_cast<float>(-2 * c) / static_cast<float>(p.rotary_dim));
     const float angle = pos * inv_freq;
     const float cs = cosf(angle), sn = sinf(angle);
     const float xa = load_f32(p.x, p.x_type, xb + ia * p.x_stride[3]);

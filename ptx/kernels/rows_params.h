@@ -88,6 +88,8 @@ struct RopeParams {
   int32_t rotary_dim = 0;
   int32_t gptj = 0;  // 0: neox pairs (i, i + r/2); 1: gptj pairs (2i, 2i+1)
   float theta = 10000.0f;
+  const float* inv_freq = nullptr;  // per-pair frequencies (f32); nullptr: theta^(-2i/r)
+  int64_t inv_freq_stride = 1;
 };
 
 }  // namespace hal::ptx

@@ -1,7 +1,8 @@
 // Rotary position embedding, one thread per output element (a grid-stride
 // loop), for any strides. Channels >= rotary_dim are copied. The angle
-// pos * theta^(-2i/r) and its sine/cosine are computed in fp64: in fp32 the
-// angle of a position in the thousands is already off by ~1e-4 rad.
+// pos * theta^(-2i/r) (or pos * inv_freq[i] when given) and its sine/cosine
+// are computed in fp64: in fp32 the angle of a position in the thousands is
+// already off by ~1e-4 rad.
 #include <math.h>
 
 #include "ptx/element.cuh"
@@ -42,7 +43,9 @@ extern "C" __global__ void __launch_bounds__(256) hal_rope(RopeParams p) {
     }
     const float xp = load_as_float(p.x, xt, xbase + partner * p.x_stride[3]);
     const int32_t pos = p.positions[b * p.pos_batch_stride + s * p.pos_seq_stride];
-    const double inv_freq = pow(static_cast<double>(p.theta), -2.0 * static_cast<double>(i) / static_cast<double>(r));
+    const double inv_freq =
+        p.inv_freq != nullptr ? static_cast<double>(p.inv_freq[i * p.inv_freq_stride])
+                              : pow(static_cast<double>(p.theta), -2.0 * static_cast<double>(i) / static_cast<double>(r));
     double sn, cs;
     sincos(static_cast<double>(pos) * inv_freq, &sn, &cs);
     const float cf = static_cast<float>(cs), sf = static_cast<float>(sn);

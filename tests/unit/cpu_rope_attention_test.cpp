@@ -88,6 +88,43 @@ TEST(CpuRopeAttention, RopeBothStylesMatchFormula) {
   EXPECT_NE(yn, yg);
 }
 
+TEST(CpuRopeAttention, RopeWithGivenFrequencies) {
+  // inv_freq replaces theta^(-2i/rd) pair by pair (Llama 3's scaled
+  // frequencies), read through a strided view; in f32 and in f64.
+  const int b = 1, s = 3, h = 2, hd = 8;
+  std::vector<float> x = wave(static_cast<std::size_t>(b * s * h * hd), 0.7f, 0.1f);
+  std::vector<std::int32_t> pos = {0, 3, 700};
+  std::vector<float> freq_storage = {0.9f, -1.0f, 0.05f, -1.0f, 0.3f, -1.0f, 1e-3f, -1.0f};  // stride 2
+  Tensor freq = view_of(freq_storage, DType::f32, {8});
+  freq.shape = Shape{4};
+  freq.strides = hal::Strides{2};
+  hal::Stream st(cpu());
+  std::vector<float> y(x.size(), -99.0f);
+  hal::ops::rope(st, view_of(x, DType::f32, {b, s, h, hd}), view_of(pos, DType::i32, {s}), view_of(y, DType::f32, {b, s, h, hd}),
+                 {.style = RopeStyle::neox, .inv_freq = freq});
+  for (int si = 0; si < s; ++si)
+    for (int hi = 0; hi < h; ++hi)
+      for (int i = 0; i < 4; ++i) {
+        const std::size_t row = static_cast<std::size_t>((si * h + hi) * hd);
+        const double angle = pos[static_cast<std::size_t>(si)] * static_cast<double>(freq_storage[static_cast<std::size_t>(2 * i)]);
+        const double xa = x[row + static_cast<std::size_t>(i)], xc = x[row + static_cast<std::size_t>(i + 4)];
+        EXPECT_NEAR(y[row + static_cast<std::size_t>(i)], xa * std::cos(angle) - xc * std::sin(angle), 1e-4);
+        EXPECT_NEAR(y[row + static_cast<std::size_t>(i + 4)], xc * std::cos(angle) + xa * std::sin(angle), 1e-4);
+      }
+  // f64 takes f64 frequencies; f32 frequencies with f64 x are fine too, f64 ones with f32 x are not.
+  std::vector<double> x64(x.begin(), x.end()), y64(x.size()), f64 = {0.9, 0.05, 0.3, 1e-3};
+  hal::ops::rope(st, view_of(x64, DType::f64, {b, s, h, hd}), view_of(pos, DType::i32, {s}),
+                 view_of(y64, DType::f64, {b, s, h, hd}), {.inv_freq = view_of(f64, DType::f64, {4})});
+  EXPECT_NEAR(y64[static_cast<std::size_t>(2 * h * hd)], x64[static_cast<std::size_t>(2 * h * hd)] * std::cos(630.0) -
+                                                              x64[static_cast<std::size_t>(2 * h * hd + 4)] * std::sin(630.0), 1e-12);
+  EXPECT_THROW(hal::ops::rope(st, view_of(x, DType::f32, {b, s, h, hd}), view_of(pos, DType::i32, {s}),
+                              view_of(y, DType::f32, {b, s, h, hd}), {.inv_freq = view_of(f64, DType::f64, {4})}),
+               hal::Error);
+  EXPECT_THROW(hal::ops::rope(st, view_of(x, DType::f32, {b, s, h, hd}), view_of(pos, DType::i32, {s}),
+                              view_of(y, DType::f32, {b, s, h, hd}), {.rotary_dim = 4, .inv_freq = freq}),
+               hal::Error);  // [rotary_dim / 2] = [2] expected, [4] given
+}
+
 TEST(CpuRopeAttention, RopePerBatchPositionsBf16AndStrided) {
   const int b = 2, s = 3, h = 3, hd = 6;
   std::vector<float> x = wave(static_cast<std::size_t>(b * s * h * hd), 0.31f, 0.5f);
