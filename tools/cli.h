@@ -22,6 +22,7 @@ inline constexpr int kExitUsage = 2;
 // or throw (UsageError, hal::Error). Each prints its own help for --help.
 int devices_main(int argc, char** argv);
 int run_main(int argc, char** argv);
+int model_main(int argc, char** argv);
 
 bool is_help_flag(const std::string& arg);
 

@@ -30,6 +30,7 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"devices", "list devices and backends (--json for machine-readable output)", devices_main},
     {"run", "run one op on .npy files: hal run OP --device DEV --in NAME=FILE ... --out y=FILE", run_main},
+    {"model", "Hugging Face checkpoints: hal model info|run|compare|bench DIR ... (hal model --help)", model_main},
     {"conformance", "check a device against the fp64 oracle: hal conformance [--device DEV] [--op OP] ...",
      hal::conformance::conformance_main},
     {"bench", "benchmark ops beside the vendor library: hal bench [--device DEV] [--op OP] ...",

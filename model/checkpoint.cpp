@@ -1,0 +1,190 @@
+#include "model/checkpoint.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "hal/error.h"
+#include "hal/io/json_reader.h"
+
+namespace hal::model {
+
+namespace {
+
+bool file_exists(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(ErrorCode::io_error, fmt::format("'{}': cannot open", path));
+  std::ostringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+// FNV-1a, 64 bit.
+void mix(std::uint64_t& h, std::string_view bytes) {
+  for (char ch : bytes) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
+}
+
+// Tensors some checkpoints carry that the forward pass recomputes
+// (transformers made rotary inv_freq a non-persistent buffer in 4.31).
+bool is_ignored(const std::string& name) {
+  return name.size() > 25 && name.ends_with(".self_attn.rotary_emb.inv_freq");
+}
+
+// The index file: weight name -> shard file name (a plain name in `dir`).
+std::map<std::string, std::string> read_index(const std::string& path) {
+  const io::JsonValue root = io::parse_json(read_text(path), path);
+  const io::JsonValue* map = root.is_object() ? root.find("weight_map") : nullptr;
+  if (map == nullptr || !map->is_object())
+    throw Error(ErrorCode::io_error, fmt::format("'{}': no 'weight_map' object", path));
+  std::map<std::string, std::string> out;
+  for (const io::JsonMember& m : map->members()) {
+    if (!m.value.is_string())
+      throw Error(ErrorCode::io_error, fmt::format("'{}': weight_map entry '{}' is not a file name", path, m.key));
+    const std::string& file = m.value.text();
+    if (file.empty() || file.find('/') != std::string::npos || file.find('\\') != std::string::npos || file == "." ||
+        file == "..")
+      throw Error(ErrorCode::io_error,
+                  fmt::format("'{}': weight_map entry '{}' names '{}', not a file in the checkpoint folder", path, m.key, file));
+    out[m.key] = file;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ExpectedTensor> expected_tensors(const ModelConfig& c) {
+  const std::int64_t H = c.hidden_size, F = c.intermediate_size, V = c.vocab_size;
+  const std::int64_t q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
+  std::vector<ExpectedTensor> out;
+  out.push_back({"model.embed_tokens.weight", {V, H}});
+  for (std::int64_t l = 0; l < c.num_layers; ++l) {
+    const std::string p = fmt::format("model.layers.{}.", l);
+    out.push_back({p + "input_layernorm.weight", {H}});
+    out.push_back({p + "self_attn.q_proj.weight", {q, H}});
+    out.push_back({p + "self_attn.k_proj.weight", {kv, H}});
+    out.push_back({p + "self_attn.v_proj.weight", {kv, H}});
+    out.push_back({p + "self_attn.o_proj.weight", {H, q}});
+    if (c.qkv_bias) {
+      out.push_back({p + "self_attn.q_proj.bias", {q}});
+      out.push_back({p + "self_attn.k_proj.bias", {kv}});
+      out.push_back({p + "self_attn.v_proj.bias", {kv}});
+    }
+    if (c.o_bias) out.push_back({p + "self_attn.o_proj.bias", {H}});
+    out.push_back({p + "post_attention_layernorm.weight", {H}});
+    out.push_back({p + "mlp.gate_proj.weight", {F, H}});
+    out.push_back({p + "mlp.up_proj.weight", {F, H}});
+    out.push_back({p + "mlp.down_proj.weight", {H, F}});
+    if (c.mlp_bias) {
+      out.push_back({p + "mlp.gate_proj.bias", {F}});
+      out.push_back({p + "mlp.up_proj.bias", {F}});
+      out.push_back({p + "mlp.down_proj.bias", {H}});
+    }
+  }
+  out.push_back({"model.norm.weight", {H}});
+  if (!c.tie_word_embeddings) out.push_back({"lm_head.weight", {V, H}});
+  return out;
+}
+
+Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
+  const std::string config_path = dir + "/config.json";
+  const std::string config_text = read_text(config_path);
+  config_ = parse_config(config_text, config_path);
+  fingerprint_ = 0xcbf29ce484222325ULL;
+  mix(fingerprint_, config_text);
+
+  // Which file holds each tensor.
+  const std::string index_path = dir + "/model.safetensors.index.json";
+  const std::string single_path = dir + "/model.safetensors";
+  std::map<std::string, std::string> where;  // name -> file name
+  std::map<std::string, std::size_t> reader_of;  // file name -> readers_ index
+  if (file_exists(index_path)) {
+    where = read_index(index_path);
+    for (const auto& [name, file] : where)
+      if (!reader_of.count(file)) {
+        const std::string path = dir + "/" + file;
+        if (!file_exists(path))
+          throw Error(ErrorCode::io_error,
+                      fmt::format("'{}': names shard '{}' (for tensor '{}'), which does not exist", index_path, path, name));
+        reader_of[file] = readers_.size();
+        readers_.push_back(std::make_unique<io::SafetensorsReader>(path));
+        file_names_.push_back(path);
+      }
+  } else if (file_exists(single_path)) {
+    readers_.push_back(std::make_unique<io::SafetensorsReader>(single_path));
+    file_names_.push_back(single_path);
+    reader_of["model.safetensors"] = 0;
+    for (const io::SafetensorsEntry& e : readers_[0]->tensors()) where[e.name] = "model.safetensors";
+  } else {
+    throw Error(ErrorCode::io_error, fmt::format("'{}': neither model.safetensors nor model.safetensors.index.json", dir));
+  }
+
+  const std::vector<ExpectedTensor> expected = expected_tensors(config_);
+  std::set<std::string> wanted;
+  for (const ExpectedTensor& e : expected) wanted.insert(e.name);
+  for (const auto& [name, file] : where) {
+    if (wanted.count(name) || is_ignored(name)) continue;
+    // A tied checkpoint may still store lm_head.weight; transformers ties it
+    // to the embedding, and so does hal.
+    if (name == "lm_head.weight" && config_.tie_word_embeddings) continue;
+    throw Error(ErrorCode::io_error,
+                fmt::format("'{}': tensor '{}' has no place in {} with this config.json (a bias the architecture or "
+                            "config does not have, or a layer beyond num_hidden_layers {}?)",
+                            dir + "/" + file, name, config_.architecture_name, config_.num_layers));
+  }
+
+  for (const ExpectedTensor& e : expected) {
+    const auto it = where.find(e.name);
+    if (it == where.end())
+      throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' is missing ({} with this config.json needs it)",
+                                                   readers_.size() == 1 ? file_names_[0] : index_path, e.name,
+                                                   config_.architecture_name));
+    const io::SafetensorsReader& r = *readers_[reader_of.at(it->second)];
+    const io::SafetensorsEntry* entry = r.find(e.name);
+    if (entry == nullptr)
+      throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' is missing (the index places it in this shard)",
+                                                   r.path(), e.name));
+    if (entry->dtype == DType::f8e4m3 || entry->dtype == DType::f8e5m2)
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("'{}': tensor '{}' is {}: FP8 weights with block scales will run through gemm_fp8, "
+                              "which this build does not have", r.path(), e.name, dtype_name(entry->dtype)));
+    if (entry->dtype != DType::f32 && entry->dtype != DType::f16 && entry->dtype != DType::bf16)
+      throw Error(ErrorCode::unsupported, fmt::format("'{}': tensor '{}' is {}; weights must be F32, F16 or BF16",
+                                                      r.path(), e.name, io::safetensors_dtype(entry->dtype)));
+    if (!(entry->shape == e.shape))
+      throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' has shape {}, config.json implies {}", r.path(),
+                                                   e.name, entry->shape.str(), e.shape.str()));
+    tensors_.push_back({e.name, &r, entry});
+    mix(fingerprint_, fmt::format("{}:{}:{};", e.name, dtype_name(entry->dtype), entry->shape.str()));
+  }
+}
+
+const CheckpointTensor& Checkpoint::tensor(const std::string& name) const {
+  for (const CheckpointTensor& t : tensors_)
+    if (t.name == name) return t;
+  throw Error(ErrorCode::invalid_argument, fmt::format("checkpoint '{}': no tensor '{}' is read", dir_, name));
+}
+
+DType Checkpoint::stored_dtype() const { return tensors_.front().entry->dtype; }
+
+std::int64_t Checkpoint::parameter_count() const {
+  std::int64_t n = 0;
+  for (const CheckpointTensor& t : tensors_) n += checked_numel(t.entry->shape);
+  return n;
+}
+
+std::uint64_t Checkpoint::stored_bytes() const {
+  std::uint64_t n = 0;
+  for (const CheckpointTensor& t : tensors_) n += t.entry->size();
+  return n;
+}
+
+}  // namespace hal::model

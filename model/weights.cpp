@@ -1,0 +1,163 @@
+#include "model/weights.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "hal/error.h"
+#include "ops/ops.h"
+
+namespace hal::model {
+
+namespace {
+
+// Copies `src` (a tensor of the checkpoint, logical shape [rows, cols]) into
+// `dst` (a view of the same logical shape in the run's dtype, any strides).
+void upload_tensor(Stream& s, const CheckpointTensor& src, const Tensor& dst) {
+  const io::SafetensorsEntry& e = *src.entry;
+  const std::span<const std::byte> bytes = src.bytes();
+  const std::int64_t rows = dst.shape[0], cols = dst.rank() == 2 ? dst.shape[1] : 1;
+  if (e.dtype == dst.dtype && dst.is_contiguous()) {
+    s.copy_from_host(dst.first(), bytes.data(), bytes.size());
+    return;
+  }
+  Device& dev = s.device();
+  const std::size_t esize = dtype_size(e.dtype);
+  const std::int64_t row_bytes = cols * static_cast<std::int64_t>(esize);
+  const std::int64_t chunk_rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(kStagingBytes) / row_bytes);
+  const std::int64_t staged = std::min(chunk_rows, rows);
+  Buffer staging(dev, static_cast<std::size_t>(staged * row_bytes));
+  for (std::int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+    const std::int64_t n = std::min(chunk_rows, rows - r0);
+    s.copy_from_host(staging.data(), bytes.data() + r0 * row_bytes, static_cast<std::size_t>(n * row_bytes));
+    const Tensor from = Tensor::contiguous(staging.data(), &dev, e.dtype, Shape{n, cols});
+    Tensor to = dst;
+    if (dst.rank() == 1) {
+      to.shape = Shape{rows, 1};
+      to.strides = Strides{dst.strides[0], 1};
+    }
+    to.offset += r0 * to.strides[0];
+    to.shape[0] = n;
+    if (e.dtype == dst.dtype)
+      ops::copy(s, from, to);
+    else
+      ops::cast(s, from, to);
+  }
+  s.synchronize();  // the staging buffer goes with this scope
+}
+
+struct Uploader {
+  const Checkpoint& ckpt;
+  Device& dev;
+  DType dtype;
+  Stream& s;
+  Weights& w;
+  bool transposed = stores_transposed(dev);
+
+  Tensor allocate(const Shape& shape) {
+    w.buffers.push_back(Buffer::for_tensor(dev, dtype, shape));
+    w.device_bytes += w.buffers.back().size();
+    return w.buffers.back().view(dtype, shape);
+  }
+  Tensor plain(const std::string& name) {
+    const CheckpointTensor& t = ckpt.tensor(name);
+    Tensor out = allocate(t.entry->shape);
+    upload_tensor(s, t, out);
+    return out;
+  }
+  // A [out, in] weight, stored [in, out] when `transposed`.
+  Tensor matrix(const std::string& name, bool transpose) {
+    const CheckpointTensor& t = ckpt.tensor(name);
+    const Shape& sh = t.entry->shape;
+    if (!transpose) return plain(name);
+    Tensor stored = allocate(Shape{sh[1], sh[0]});
+    upload_tensor(s, t, stored.transposed(0, 1));
+    return stored;
+  }
+  Linear linear(const std::string& prefix, bool has_bias) {
+    Linear l;
+    l.weight = matrix(prefix + ".weight", transposed);
+    l.trans_b = !transposed;
+    if (has_bias) l.bias = plain(prefix + ".bias");
+    return l;
+  }
+};
+
+}  // namespace
+
+bool stores_transposed(const Device& device) { return device.info().backend == "cpu"; }
+
+std::vector<double> rope_frequencies(const ModelConfig& c) {
+  const std::int64_t half = c.head_dim / 2;
+  std::vector<double> f(static_cast<std::size_t>(half));
+  for (std::int64_t i = 0; i < half; ++i)
+    f[static_cast<std::size_t>(i)] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(c.head_dim));
+  if (!c.rope_scaling) return f;
+  const Llama3RopeScaling& s = *c.rope_scaling;
+  const double old_len = static_cast<double>(s.original_max_position_embeddings);
+  const double low_wavelen = old_len / s.low_freq_factor, high_wavelen = old_len / s.high_freq_factor;
+  for (double& v : f) {
+    const double wavelen = 2.0 * std::numbers::pi / v;
+    if (wavelen > low_wavelen) {
+      v /= s.factor;  // long wavelengths: interpolated
+    } else if (wavelen >= high_wavelen) {
+      // In between: a smooth blend of the interpolated and the original.
+      const double smooth = (old_len / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+      v = (1.0 - smooth) * v / s.factor + smooth * v;
+    }  // short wavelengths: unchanged
+  }
+  return f;
+}
+
+Weights upload_weights(const Checkpoint& ckpt, Device& dev, DType dtype, Stream& s) {
+  const bool cpu = dev.info().backend == "cpu";
+  if (!(dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16 || (dtype == DType::f64 && cpu)))
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("model: dtype {} on {}: expected f32, f16 or bf16 (f64 on the cpu only, for the oracle)",
+                            dtype_name(dtype), dev.name()));
+  const ModelConfig& c = ckpt.config();
+  Weights w;
+  w.dtype = dtype;
+  Uploader up{ckpt, dev, dtype, s, w};
+  if (c.tie_word_embeddings && up.transposed) {
+    // One [hidden, vocab] copy: lm_head streams it, the embedding gathers its columns.
+    const Tensor stored = up.matrix("model.embed_tokens.weight", true);
+    w.lm_head = {stored, false, std::nullopt};
+    w.embedding = stored.transposed(0, 1);
+  } else {
+    w.embedding = up.plain("model.embed_tokens.weight");
+    if (c.tie_word_embeddings) w.lm_head = {w.embedding, true, std::nullopt};
+    else w.lm_head = up.linear("lm_head", false);
+  }
+  for (std::int64_t l = 0; l < c.num_layers; ++l) {
+    const std::string p = fmt::format("model.layers.{}.", l);
+    LayerWeights lw;
+    lw.attn_norm = up.plain(p + "input_layernorm.weight");
+    lw.q = up.linear(p + "self_attn.q_proj", c.qkv_bias);
+    lw.k = up.linear(p + "self_attn.k_proj", c.qkv_bias);
+    lw.v = up.linear(p + "self_attn.v_proj", c.qkv_bias);
+    lw.o = up.linear(p + "self_attn.o_proj", c.o_bias);
+    lw.mlp_norm = up.plain(p + "post_attention_layernorm.weight");
+    lw.gate = up.linear(p + "mlp.gate_proj", c.mlp_bias);
+    lw.up = up.linear(p + "mlp.up_proj", c.mlp_bias);
+    lw.down = up.linear(p + "mlp.down_proj", c.mlp_bias);
+    w.layers.push_back(std::move(lw));
+  }
+  w.final_norm = up.plain("model.norm.weight");
+  if (c.rope_scaling) {
+    // f64 for the oracle, f32 otherwise (what the rope op takes).
+    const DType fd = dtype == DType::f64 ? DType::f64 : DType::f32;
+    const std::vector<double> f = rope_frequencies(c);
+    std::vector<std::byte> host(f.size() * dtype_size(fd));
+    for (std::size_t i = 0; i < f.size(); ++i) store_element(host.data(), fd, static_cast<std::int64_t>(i), f[i]);
+    w.buffers.push_back(Buffer::for_tensor(dev, fd, Shape{static_cast<std::int64_t>(f.size())}));
+    w.rope_inv_freq = w.buffers.back().view(fd, Shape{static_cast<std::int64_t>(f.size())});
+    s.upload(*w.rope_inv_freq, host.data());
+  }
+  s.synchronize();
+  return w;
+}
+
+}  // namespace hal::model
