@@ -10,6 +10,7 @@
 
 #include "hal/error.h"
 #include "hal/io/json_reader.h"
+#include "model/text_file.h"
 
 namespace hal::model {
 
@@ -18,14 +19,6 @@ namespace {
 bool file_exists(const std::string& path) {
   struct stat st{};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorCode::io_error, fmt::format("'{}': cannot open", path));
-  std::ostringstream text;
-  text << f.rdbuf();
-  return text.str();
 }
 
 // FNV-1a, 64 bit.

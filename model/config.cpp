@@ -11,6 +11,7 @@
 
 #include "hal/error.h"
 #include "hal/io/json_reader.h"
+#include "model/text_file.h"
 
 namespace hal::model {
 
@@ -233,11 +234,7 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
 
 ModelConfig read_config(const std::string& dir) {
   const std::string path = dir + "/config.json";
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorCode::io_error, fmt::format("'{}': cannot open (a checkpoint folder has config.json)", path));
-  std::ostringstream text;
-  text << f.rdbuf();
-  return parse_config(text.str(), path);
+  return parse_config(read_text(path), path);
 }
 
 }  // namespace hal::model

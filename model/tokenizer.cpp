@@ -10,11 +10,14 @@
 
 #include "hal/error.h"
 #include "hal/io/json_reader.h"
+#include "model/text_file.h"
 #include "model/unicode_classes.h"
 
 namespace hal::model {
 
 using io::JsonValue;
+
+using io::append_utf8;
 
 namespace {
 
@@ -24,24 +27,6 @@ constexpr std::string_view kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // Code points of `text` with the byte offset where each starts. A malformed
 // sequence counts as one code point per byte (U+FFFD: neither letter,
@@ -146,14 +131,6 @@ std::size_t match_at(const std::vector<char32_t>& c, std::size_t i, PreTokenizer
     return e - i - 1;                        // \s+(?!\S): leaves the last space to the next piece
   }
   return 1;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorCode::io_error, fmt::format("'{}': cannot open", path));
-  std::ostringstream t;
-  t << f.rdbuf();
-  return t.str();
 }
 
 [[noreturn]] void refuse(const std::string& source, std::string_view what) {

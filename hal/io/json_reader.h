@@ -68,6 +68,9 @@ struct JsonLimits {
   std::size_t max_bytes = std::size_t{1} << 30;  // the whole text
 };
 
+// Appends code point `cp` (<= U+10FFFF) to `out` as UTF-8 (shared with the tokenizer).
+void append_utf8(std::string& out, std::uint32_t cp);
+
 // Parses one JSON value (with optional surrounding whitespace) from `text`.
 JsonValue parse_json(std::string_view text, std::string_view source, const JsonLimits& limits = {});
 
