@@ -25,6 +25,8 @@ double output_underflow(DType t) {
     case DType::bf16: return 0x1p-134;
     case DType::f8e4m3: return 0x1p-10;
     case DType::f8e5m2: return 0x1p-17;
+    case DType::f8e4m3fnuz: return 0x1p-11;
+    case DType::f8e5m2fnuz: return 0x1p-18;
     // Half the smallest subnormal, as for the others, is 2^-1075: not a
     // double (the literal rounded to 0). The smallest subnormal bounds it.
     case DType::f64: return 0x1p-1074;

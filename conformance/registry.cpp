@@ -12,7 +12,8 @@ namespace cases {
 
 std::vector<Special> special_values(DType dt, std::int64_t first, std::int64_t stride) {
   const double sub = dt == DType::f32 ? 0x1p-149 : dt == DType::f16 ? 0x1p-24 : dt == DType::bf16 ? 0x1p-133
-                   : dt == DType::f8e4m3 ? 0x1p-9 : 0x1p-16;
+                   : dt == DType::f8e4m3 ? 0x1p-9 : dt == DType::f8e4m3fnuz ? 0x1p-10 : dt == DType::f8e5m2fnuz ? 0x1p-17
+                   : 0x1p-16;
   const double big = dtype_max_finite(dt);
   const double values[] = {NAN, INFINITY, -INFINITY, -0.0, sub, big, -big};
   std::vector<Special> out;

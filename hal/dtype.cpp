@@ -22,6 +22,8 @@ std::size_t dtype_size(DType t) {
     case DType::i64: return 8;
     case DType::boolean: return 1;
     case DType::f64: return 8;
+    case DType::f8e4m3fnuz: return 1;
+    case DType::f8e5m2fnuz: return 1;
   }
   return 0;
 }
@@ -38,6 +40,8 @@ std::string_view dtype_name(DType t) {
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
     case DType::f64: return "f64";
+    case DType::f8e4m3fnuz: return "f8e4m3fnuz";
+    case DType::f8e5m2fnuz: return "f8e5m2fnuz";
   }
   return "?";
 }
@@ -53,6 +57,9 @@ std::optional<DType> parse_dtype(std::string_view name) {
       {"float32", DType::f32}, {"fp32", DType::f32},    {"float16", DType::f16}, {"fp16", DType::f16},
       {"bfloat16", DType::bf16}, {"float64", DType::f64}, {"int8", DType::i8},    {"int32", DType::i32},
       {"int64", DType::i64},   {"e4m3", DType::f8e4m3}, {"e5m2", DType::f8e5m2},
+      {"e4m3fn", DType::f8e4m3}, {"f8e4m3fn", DType::f8e4m3}, {"float8_e4m3fn", DType::f8e4m3},
+      {"float8_e5m2", DType::f8e5m2}, {"e4m3fnuz", DType::f8e4m3fnuz}, {"float8_e4m3fnuz", DType::f8e4m3fnuz},
+      {"e5m2fnuz", DType::f8e5m2fnuz}, {"float8_e5m2fnuz", DType::f8e5m2fnuz},
   };
   for (const Alias& a : kAliases)
     if (a.name == name) return a.type;
@@ -66,12 +73,16 @@ bool is_floating(DType t) {
     case DType::bf16:
     case DType::f8e4m3:
     case DType::f8e5m2:
+    case DType::f8e4m3fnuz:
+    case DType::f8e5m2fnuz:
     case DType::f64: return true;
     default: return false;
   }
 }
 
-bool is_fp8(DType t) { return t == DType::f8e4m3 || t == DType::f8e5m2; }
+bool is_fp8(DType t) { return t == DType::f8e4m3 || t == DType::f8e5m2 || is_fp8_fnuz(t); }
+
+bool is_fp8_fnuz(DType t) { return t == DType::f8e4m3fnuz || t == DType::f8e5m2fnuz; }
 
 bool is_integer(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64; }
 
@@ -82,6 +93,8 @@ double dtype_max_finite(DType t) {
     case DType::bf16: return 0x1.fep127;  // (2 - 2^-7) * 2^127
     case DType::f8e4m3: return 448.0;
     case DType::f8e5m2: return 57344.0;
+    case DType::f8e4m3fnuz: return 240.0;
+    case DType::f8e5m2fnuz: return 57344.0;
     case DType::f64: return std::numeric_limits<double>::max();
     // Not floating types; the largest representable value is the useful answer.
     case DType::i8: return 127.0;
@@ -99,6 +112,8 @@ double dtype_epsilon(DType t) {
     case DType::bf16: return 0x1p-8;
     case DType::f8e4m3: return 0x1p-4;
     case DType::f8e5m2: return 0x1p-3;
+    case DType::f8e4m3fnuz: return 0x1p-4;
+    case DType::f8e5m2fnuz: return 0x1p-3;
     case DType::f64: return 0x1p-53;
     default: return 0.0;
   }
@@ -123,6 +138,8 @@ constexpr Format kF16{10, -14};
 constexpr Format kBF16{7, -126};
 constexpr Format kE4M3{3, -6};
 constexpr Format kE5M2{2, -14};
+constexpr Format kE4M3Fnuz{3, -7};   // bias 8
+constexpr Format kE5M2Fnuz{2, -15};  // bias 16
 
 enum class Rounding { nearest_even, odd };
 
@@ -245,6 +262,33 @@ std::uint8_t f32_to_fp8(float v, Format f, std::uint32_t max_bits, std::uint32_t
   return static_cast<std::uint8_t>(s.sign << 7 | enc);
 }
 
+// FNUZ fp8: every encoding but 0x80 is finite (0x7F is the largest), so
+// beyond it saturate; NaN is 0x80; zero, and anything rounding to zero, is
+// +0 whatever its sign, because the negative-zero pattern is the NaN.
+std::uint8_t f32_to_fp8_fnuz(float v, Format f) {
+  const SignedBits s = split(v);
+  if (s.abs > kF32Inf) return 0x80u;
+  std::uint64_t enc = 0x7Fu;
+  std::uint64_t mant;
+  int exp;
+  if (s.abs == kF32Inf) {
+    enc = 0x7Fu;
+  } else if (!decompose_f32(s.abs, mant, exp)) {
+    return 0;
+  } else {
+    enc = encode_magnitude(mant, exp, f, Rounding::nearest_even);
+    if (enc > 0x7Fu) enc = 0x7Fu;
+    if (enc == 0) return 0;
+  }
+  return static_cast<std::uint8_t>(s.sign << 7 | enc);
+}
+
+float fp8_fnuz_to_f32(std::uint8_t bits, Format f) {
+  if (bits == 0x80u) return f32_from_bits(0x7FC00000u);
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits >> 7) << 31;
+  return f32_from_bits(sign | decode_to_f32_bits(bits & 0x7Fu, f));
+}
+
 }  // namespace
 
 float f16_to_f32(std::uint16_t bits) {
@@ -278,6 +322,11 @@ float f8e5m2_to_f32(std::uint8_t bits) {
 }
 
 std::uint8_t f32_to_f8e5m2(float v) { return f32_to_fp8(v, kE5M2, 0x7Bu, 0x7Eu); }
+
+float f8e4m3fnuz_to_f32(std::uint8_t bits) { return fp8_fnuz_to_f32(bits, kE4M3Fnuz); }
+std::uint8_t f32_to_f8e4m3fnuz(float v) { return f32_to_fp8_fnuz(v, kE4M3Fnuz); }
+float f8e5m2fnuz_to_f32(std::uint8_t bits) { return fp8_fnuz_to_f32(bits, kE5M2Fnuz); }
+std::uint8_t f32_to_f8e5m2fnuz(float v) { return f32_to_fp8_fnuz(v, kE5M2Fnuz); }
 
 float f64_to_f32_round_odd(double v) {
   const std::uint64_t b = std::bit_cast<std::uint64_t>(v);
@@ -354,6 +403,8 @@ void store_element(void* base, DType t, std::int64_t index, double v) {
     case DType::bf16:
     case DType::f8e4m3:
     case DType::f8e5m2:
+    case DType::f8e4m3fnuz:
+    case DType::f8e5m2fnuz:
       // Round to odd first, so the second rounding (RNE) is the only one.
       store_element_f32(base, t, index, f64_to_f32_round_odd(v));
       return;
@@ -371,6 +422,8 @@ float load_element_f32(const void* base, DType t, std::int64_t index) {
     case DType::bf16: return bf16_to_f32(load_as<std::uint16_t>(base, index));
     case DType::f8e4m3: return f8e4m3_to_f32(load_as<std::uint8_t>(base, index));
     case DType::f8e5m2: return f8e5m2_to_f32(load_as<std::uint8_t>(base, index));
+    case DType::f8e4m3fnuz: return f8e4m3fnuz_to_f32(load_as<std::uint8_t>(base, index));
+    case DType::f8e5m2fnuz: return f8e5m2fnuz_to_f32(load_as<std::uint8_t>(base, index));
     case DType::i8: return load_as<std::int8_t>(base, index);
     case DType::i32: return static_cast<float>(load_as<std::int32_t>(base, index));
     case DType::i64: return static_cast<float>(load_as<std::int64_t>(base, index));
@@ -387,6 +440,8 @@ void store_element_f32(void* base, DType t, std::int64_t index, float v) {
     case DType::bf16: store_as<std::uint16_t>(base, index, f32_to_bf16(v)); return;
     case DType::f8e4m3: store_as<std::uint8_t>(base, index, f32_to_f8e4m3(v)); return;
     case DType::f8e5m2: store_as<std::uint8_t>(base, index, f32_to_f8e5m2(v)); return;
+    case DType::f8e4m3fnuz: store_as<std::uint8_t>(base, index, f32_to_f8e4m3fnuz(v)); return;
+    case DType::f8e5m2fnuz: store_as<std::uint8_t>(base, index, f32_to_f8e5m2fnuz(v)); return;
     case DType::f64: store_as<double>(base, index, static_cast<double>(v)); return;
     default: store_element(base, t, index, static_cast<double>(v)); return;  // integers, bool: exact widening
   }

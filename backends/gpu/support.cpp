@@ -10,6 +10,9 @@ namespace hal {
 namespace {
 
 bool is_compute_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+// The FNUZ fp8 dtypes (f8e4m3fnuz, f8e5m2fnuz) are not in the kernels'
+// element types, so every computing op declines them; copy and embedding
+// move bytes and take them.
 bool is_gpu_float(DType t) { return is_compute_float(t) || t == DType::f8e4m3 || t == DType::f8e5m2; }
 
 Support no(std::string_view backend, const OpCall& call, DType t) {

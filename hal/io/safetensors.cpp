@@ -26,6 +26,10 @@ std::string_view safetensors_dtype(DType t) {
     case DType::i64: return "I64";
     case DType::boolean: return "BOOL";
     case DType::f64: return "F64";
+    // The safetensors format names no FNUZ fp8 type. hal writes and reads these
+    // (the suite's --record files hold FNUZ outputs); other readers refuse them.
+    case DType::f8e4m3fnuz: return "F8_E4M3FNUZ";
+    case DType::f8e5m2fnuz: return "F8_E5M2FNUZ";
   }
   return "?";
 }

@@ -154,7 +154,7 @@ TEST(DType, SizesAndClasses) {
   EXPECT_EQ(hal::dtype_size(DType::boolean), 1u);
   EXPECT_EQ(hal::dtype_size(DType::f64), 8u);
   for (DType t : hal::kAllDTypes) {
-    const bool fp8 = t == DType::f8e4m3 || t == DType::f8e5m2;
+    const bool fp8 = t == DType::f8e4m3 || t == DType::f8e5m2 || t == DType::f8e4m3fnuz || t == DType::f8e5m2fnuz;
     const bool integer = t == DType::i8 || t == DType::i32 || t == DType::i64;
     EXPECT_EQ(hal::is_fp8(t), fp8) << hal::dtype_name(t);
     EXPECT_EQ(hal::is_integer(t), integer) << hal::dtype_name(t);
