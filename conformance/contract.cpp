@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "conformance/fp8_contract.h"
 #include "conformance/tensor_util.h"
 #include "hal/shape.h"
 #include "ops/ops.h"
@@ -376,6 +377,8 @@ std::vector<double> element_bounds(const OpCall& given, std::size_t output, std:
         else if constexpr (std::is_same_v<C, NormCall>) return norm_bounds(c, ref, fin);
         else if constexpr (std::is_same_v<C, RopeCall>) return rope_bounds(c, ref, fin);
         else if constexpr (std::is_same_v<C, AttentionCall>) return attention_bounds(c, ref, fin);
+        else if constexpr (std::is_same_v<C, GemmFp8Call>) return gemm_fp8_bounds(c, ref, out_dtype);
+        else if constexpr (std::is_same_v<C, GemmFp8GroupedCall>) return gemm_fp8_grouped_bounds(c, ref, out_dtype);
         else return std::vector<double>(ref.size(), 0.0);  // cast, embedding, copy, fill_random: exact
       },
       call);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "conformance/contract.h"
+#include "conformance/fp8_contract.h"
 #include "conformance/tensor_util.h"
 #include "hal/buffer.h"
 #include "ops/ops.h"
@@ -76,6 +77,8 @@ Reference fill_random_reference(const FillRandomCall& c) {
 std::vector<Reference> compute_references(const OpCall& host_call) {
   if (const auto* c = std::get_if<CastCall>(&host_call)) return {cast_reference(*c)};
   if (const auto* c = std::get_if<FillRandomCall>(&host_call)) return {fill_random_reference(*c)};
+  if (const auto* c = std::get_if<QuantizeFp8Call>(&host_call)) return quantize_fp8_references(*c);
+  if (const auto* c = std::get_if<DequantizeFp8Call>(&host_call)) return {dequantize_fp8_reference(*c)};
 
   // `oracle`: the call in fp64 whose tensors the bounds read (floating inputs
   // widened exactly, accumulated outputs holding their initial contents).

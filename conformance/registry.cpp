@@ -30,6 +30,7 @@ const std::vector<Case>& all_cases() {
     cases::add_elementwise(v);
     cases::add_rows(v);
     cases::add_misc(v);
+    cases::add_fp8(v);
     cases::add_model(v);
     return v;
   }();

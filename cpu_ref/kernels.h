@@ -23,5 +23,9 @@ void embedding(const EmbeddingCall& call);
 void attention(const AttentionCall& call);
 void copy(const CopyCall& call);
 void fill_random(const FillRandomCall& call);
+void quantize_fp8(const QuantizeFp8Call& call);
+void dequantize_fp8(const DequantizeFp8Call& call);
+void gemm_fp8(const GemmFp8Call& call);                 // also the f64 oracle form
+void gemm_fp8_grouped(const GemmFp8GroupedCall& call);  // checks the offsets before writing
 
 }  // namespace hal::cpu_ref

@@ -56,6 +56,15 @@ std::string_view to_string(ReduceKind v) {
 std::string_view to_string(RopeStyle v) { return v == RopeStyle::neox ? "neox" : "gptj"; }
 std::string_view to_string(RandomDistribution v) { return v == RandomDistribution::uniform ? "uniform" : "normal"; }
 
+std::string_view to_string(Fp8Block v) {
+  switch (v) {
+    case Fp8Block::row_1x128: return "1x128";
+    case Fp8Block::block_128x128: return "128x128";
+    case Fp8Block::tensor: return "tensor";
+  }
+  return "?";
+}
+
 std::string_view op_name(const OpCall& call) {
   struct Namer {
     std::string_view operator()(const GemmCall&) const { return "gemm"; }
@@ -71,6 +80,10 @@ std::string_view op_name(const OpCall& call) {
     std::string_view operator()(const AttentionCall&) const { return "attention"; }
     std::string_view operator()(const CopyCall&) const { return "copy"; }
     std::string_view operator()(const FillRandomCall&) const { return "fill_random"; }
+    std::string_view operator()(const QuantizeFp8Call&) const { return "quantize_fp8"; }
+    std::string_view operator()(const DequantizeFp8Call&) const { return "dequantize_fp8"; }
+    std::string_view operator()(const GemmFp8Call&) const { return "gemm_fp8"; }
+    std::string_view operator()(const GemmFp8GroupedCall&) const { return "gemm_fp8_grouped"; }
   };
   return std::visit(Namer{}, call);
 }

@@ -145,10 +145,10 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
     if (entry == nullptr)
       throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' is missing (the index places it in this shard)",
                                                    r.path(), e.name));
-    if (entry->dtype == DType::f8e4m3 || entry->dtype == DType::f8e5m2)
+    if (is_fp8(entry->dtype))
       throw Error(ErrorCode::unsupported,
-                  fmt::format("'{}': tensor '{}' is {}: FP8 weights with block scales will run through gemm_fp8, "
-                              "which this build does not have", r.path(), e.name, dtype_name(entry->dtype)));
+                  fmt::format("'{}': tensor '{}' is {}: FP8 checkpoints (weights with block scales) are not loaded "
+                              "yet; the model layer does not call gemm_fp8", r.path(), e.name, dtype_name(entry->dtype)));
     if (entry->dtype != DType::f32 && entry->dtype != DType::f16 && entry->dtype != DType::bf16)
       throw Error(ErrorCode::unsupported, fmt::format("'{}': tensor '{}' is {}; weights must be F32, F16 or BF16",
                                                       r.path(), e.name, io::safetensors_dtype(entry->dtype)));

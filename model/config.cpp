@@ -184,8 +184,8 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
 
   if (r.get("quantization_config") != nullptr)
     r.refuse("quantization_config",
-             "quantized weights need their own GEMM; FP8 block-scaled weights (weight_scale_inv) will run through "
-             "gemm_fp8, which this build does not have");
+             "quantized weights need their own GEMM; FP8 block-scaled weights (weight_scale_inv) would run "
+             "through gemm_fp8, which the model layer does not call yet");
   const std::string act = r.text("hidden_act");
   if (!act.empty() && act != "silu" && act != "swish")
     r.refuse(fmt::format("hidden_act '{}'", act), "the MLP is SwiGLU: silu only");

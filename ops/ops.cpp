@@ -38,6 +38,9 @@ std::vector<const Tensor*> tensors_of(const OpCall& call) {
           out = {&c.q, &c.k, &c.v, &c.y};
         } else if constexpr (std::is_same_v<C, FillRandomCall>) {
           out = {&c.y};
+        } else if constexpr (std::is_same_v<C, QuantizeFp8Call> || std::is_same_v<C, DequantizeFp8Call> ||
+                             std::is_same_v<C, GemmFp8Call> || std::is_same_v<C, GemmFp8GroupedCall>) {
+          C::each_tensor(c, [&](std::string_view, const Tensor& t, TensorRole) { out.push_back(&t); });
         }
       },
       call);
@@ -150,6 +153,21 @@ void attention(Stream& s, const Tensor& q, const Tensor& k, const Tensor& v, con
 void copy(Stream& s, const Tensor& x, const Tensor& y) { run(s, CopyCall{x, y}); }
 void fill_random(Stream& s, const Tensor& y, const RandomOptions& o) {
   run(s, FillRandomCall{y, o.seed, o.distribution, o.a, o.b});
+}
+
+void quantize_fp8(Stream& s, const Tensor& x, const Tensor& y, const Tensor& scales, const QuantizeFp8Options& o) {
+  run(s, QuantizeFp8Call{x, y, scales, o.block, o.pow2_scales});
+}
+void dequantize_fp8(Stream& s, const Tensor& y, const Tensor& scales, const Tensor& x, const DequantizeFp8Options& o) {
+  run(s, DequantizeFp8Call{y, scales, x, o.block});
+}
+void gemm_fp8(Stream& s, const Tensor& a, const Tensor& a_scales, const Tensor& b, const Tensor& b_scales,
+              const Tensor& c, const Fp8Epilogue& e) {
+  run(s, GemmFp8Call{a, a_scales, b, b_scales, c, e});
+}
+void gemm_fp8_grouped(Stream& s, const Tensor& a, const Tensor& a_scales, const Tensor& b, const Tensor& b_scales,
+                      const Tensor& offsets, const Tensor& c, const Fp8Epilogue& e) {
+  run(s, GemmFp8GroupedCall{a, a_scales, b, b_scales, offsets, c, e});
 }
 
 }  // namespace hal::ops

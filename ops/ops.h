@@ -116,4 +116,23 @@ struct RandomOptions {
 };
 void fill_random(Stream& s, const Tensor& y, const RandomOptions& options = {});
 
+// Scaled FP8 (hal/op_fp8.h): block quantisation and the DeepSeek-style GEMMs.
+// The shape of the scales of an [m, k] tensor quantised with `block`.
+Shape fp8_scales_shape(Fp8Block block, std::int64_t m, std::int64_t k);
+struct QuantizeFp8Options {
+  Fp8Block block = Fp8Block::row_1x128;
+  bool pow2_scales = false;  // round each scale up to a power of two (UE8M0)
+};
+void quantize_fp8(Stream& s, const Tensor& x, const Tensor& y, const Tensor& scales,
+                  const QuantizeFp8Options& options = {});
+struct DequantizeFp8Options {
+  Fp8Block block = Fp8Block::row_1x128;
+};
+void dequantize_fp8(Stream& s, const Tensor& y, const Tensor& scales, const Tensor& x,
+                    const DequantizeFp8Options& options = {});
+void gemm_fp8(Stream& s, const Tensor& a, const Tensor& a_scales, const Tensor& b, const Tensor& b_scales,
+              const Tensor& c, const Fp8Epilogue& epilogue = {});
+void gemm_fp8_grouped(Stream& s, const Tensor& a, const Tensor& a_scales, const Tensor& b, const Tensor& b_scales,
+                      const Tensor& offsets, const Tensor& c, const Fp8Epilogue& epilogue = {});
+
 }  // namespace hal::ops

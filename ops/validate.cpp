@@ -22,6 +22,10 @@ OpCall validate(const OpCall& call) {
     OpCall operator()(const AttentionCall& c) const { return validate_attention(c); }
     OpCall operator()(const CopyCall& c) const { return validate_copy(c); }
     OpCall operator()(const FillRandomCall& c) const { return validate_fill_random(c); }
+    OpCall operator()(const QuantizeFp8Call& c) const { return validate_quantize_fp8(c); }
+    OpCall operator()(const DequantizeFp8Call& c) const { return validate_dequantize_fp8(c); }
+    OpCall operator()(const GemmFp8Call& c) const { return validate_gemm_fp8(c); }
+    OpCall operator()(const GemmFp8GroupedCall& c) const { return validate_gemm_fp8_grouped(c); }
   };
   return std::visit(Validator{}, call);
 }

@@ -64,5 +64,9 @@ NormCall validate_norm(const NormCall& c);
 RopeCall validate_rope(const RopeCall& c);
 EmbeddingCall validate_embedding(const EmbeddingCall& c);
 AttentionCall validate_attention(const AttentionCall& c);
+QuantizeFp8Call validate_quantize_fp8(const QuantizeFp8Call& c);
+DequantizeFp8Call validate_dequantize_fp8(const DequantizeFp8Call& c);
+GemmFp8Call validate_gemm_fp8(const GemmFp8Call& c);
+GemmFp8GroupedCall validate_gemm_fp8_grouped(const GemmFp8GroupedCall& c);
 
 }  // namespace hal::ops::detail

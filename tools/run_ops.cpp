@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "hal/error.h"
+#include "ops/ops.h"
 #include "tools/cli.h"
 
 namespace hal::tools {
@@ -42,6 +43,19 @@ const std::vector<OpSpec>& table() {
     v.push_back({"copy", {"x"}, {}, {"perm"}, "y = x, or x with its axes permuted (perm=1,0,2)"});
     v.push_back({"fill_random", {}, {}, {"shape", "dtype", "seed", "distribution", "a", "b"},
                  "Philox random numbers: uniform [a, b) or normal (mean a, std b)"});
+    v.push_back({"quantize_fp8", {"x"}, {}, {"block", "format", "pow2_scales"},
+                 "y = fp8(x / scale) with one f32 scale per block (block=1x128|128x128|tensor, "
+                 "format=f8e4m3|f8e5m2|f8e4m3fnuz|f8e5m2fnuz, pow2_scales: UE8M0 scales)",
+                 {"y", "scales"}});
+    v.push_back({"dequantize_fp8", {"y", "scales"}, {}, {"block", "dtype"},
+                 "x = y * scale of its block, in dtype (default f32)", {"x"}});
+    v.push_back({"gemm_fp8", {"a", "a_scales", "b", "b_scales"}, {"c", "bias"},
+                 {"alpha", "beta", "activation", "dtype"},
+                 "y = act(alpha * sum_kb sa*sb*(a@b^T over the block) + beta*c + bias); a [M, K], b [N, K] fp8; "
+                 "dtype sets C's dtype (bf16 or f32) when c is absent"});
+    v.push_back({"gemm_fp8_grouped", {"a", "a_scales", "b", "b_scales", "offsets"}, {"c", "bias"},
+                 {"alpha", "beta", "activation", "dtype"},
+                 "gemm_fp8 per expert: rows offsets[g]..offsets[g+1] of a with b[g] [G, N, K]"});
     return v;
   }();
   return specs;
@@ -217,6 +231,78 @@ BuiltCall build_reduce(ReduceKind kind, const std::map<std::string, HostArray>& 
   return {r, {{"y", r.y}}};
 }
 
+Fp8Block parse_block(const Attrs& attrs) {
+  const std::string v = attrs.get_string("block", "1x128");
+  for (Fp8Block b : {Fp8Block::row_1x128, Fp8Block::block_128x128, Fp8Block::tensor})
+    if (to_string(b) == v) return b;
+  bad_value("block", v, "1x128, 128x128 or tensor");
+}
+
+// The fp8 GEMMs' epilogue and C: given, or zeros of `dtype` (default bf16).
+void build_fp8_epilogue(const std::map<std::string, HostArray>& in, const Attrs& attrs, DeviceArena& arena,
+                        std::string_view op, const Shape& c_shape, Fp8Epilogue& e, Tensor& c) {
+  e.alpha = attrs.get_float("alpha", 1.0f);
+  e.beta = attrs.get_float("beta", 0.0f);
+  e.activation = parse_activation(attrs);
+  if (in.count("bias")) e.bias = arena.upload(input(in, "bias"));
+  if (in.count("c")) {
+    if (attrs.has("dtype")) throw UsageError(fmt::format("{}: 'dtype' sets C's dtype only when input c is absent", op));
+    c = arena.upload(input(in, "c"));
+  } else {
+    c = arena.zeros(attrs.get_dtype("dtype", e.bias ? e.bias->dtype : DType::bf16), c_shape);
+    e.beta = 0.0f;
+  }
+}
+
+BuiltCall build_fp8(std::string_view op, const std::map<std::string, HostArray>& in, const Attrs& attrs,
+                    DeviceArena& arena) {
+  if (op == "quantize_fp8") {
+    QuantizeFp8Call c;
+    c.x = arena.upload(input(in, "x"));
+    c.block = parse_block(attrs);
+    c.pow2_scales = attrs.get_bool("pow2_scales", false);
+    const DType format = attrs.get_dtype("format", DType::f8e4m3);
+    if (c.x.rank() != 2) throw_invalid_argument(op, "x", "rank 2", c.x.shape.str());
+    c.y = arena.allocate(format, c.x.shape);
+    c.scales = arena.allocate(DType::f32, ops::fp8_scales_shape(c.block, c.x.shape[0], c.x.shape[1]));
+    return {c, {{"y", c.y}, {"scales", c.scales}}};
+  }
+  if (op == "dequantize_fp8") {
+    DequantizeFp8Call c;
+    c.y = arena.upload(input(in, "y"));
+    c.scales = arena.upload(input(in, "scales"));
+    c.block = parse_block(attrs);
+    c.x = arena.allocate(attrs.get_dtype("dtype", DType::f32), c.y.shape);
+    return {c, {{"x", c.x}}};
+  }
+  const auto rank_check = [&](const Tensor& t, const char* name, int rank) {
+    if (t.rank() != rank) throw_invalid_argument(op, name, fmt::format("rank {}", rank), t.shape.str());
+  };
+  if (op == "gemm_fp8") {
+    GemmFp8Call c;
+    c.a = arena.upload(input(in, "a"));
+    c.a_scales = arena.upload(input(in, "a_scales"));
+    c.b = arena.upload(input(in, "b"));
+    c.b_scales = arena.upload(input(in, "b_scales"));
+    rank_check(c.a, "a", 2);
+    rank_check(c.b, "b", 2);
+    build_fp8_epilogue(in, attrs, arena, op, Shape{c.a.shape[0], c.b.shape[0]}, c.epilogue, c.c);
+    return {c, {{"y", c.c}}};
+  }
+  GemmFp8GroupedCall c;
+  c.a = arena.upload(input(in, "a"));
+  c.a_scales = arena.upload(input(in, "a_scales"));
+  c.b = arena.upload(input(in, "b"));
+  c.b_scales = arena.upload(input(in, "b_scales"));
+  const HostArray& off = input(in, "offsets");
+  // NumPy writes integer arrays as i64 by default; the offsets are i32.
+  c.offsets = arena.upload(is_integer(off.dtype) ? convert(off, DType::i32) : off);
+  rank_check(c.a, "a", 2);
+  rank_check(c.b, "b", 3);
+  build_fp8_epilogue(in, attrs, arena, op, Shape{c.a.shape[0], c.b.shape[1]}, c.epilogue, c.c);
+  return {c, {{"y", c.c}}};
+}
+
 }  // namespace
 
 BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>& in, const Attrs& attrs,
@@ -348,6 +434,8 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     c.b = attrs.get_float("b", 1.0f);
     return {c, {{"y", c.y}}};
   }
+  if (op == "quantize_fp8" || op == "dequantize_fp8" || op == "gemm_fp8" || op == "gemm_fp8_grouped")
+    return build_fp8(op, in, attrs, arena);
   throw UsageError(fmt::format("unknown op '{}'", op));
 }
 

@@ -62,6 +62,10 @@ void CpuDevice::execute(StreamImpl&, const OpCall& call) {
     void operator()(const AttentionCall& c) const { cpu_ref::attention(c); }
     void operator()(const CopyCall& c) const { cpu_ref::copy(c); }
     void operator()(const FillRandomCall& c) const { cpu_ref::fill_random(c); }
+    void operator()(const QuantizeFp8Call& c) const { cpu_ref::quantize_fp8(c); }
+    void operator()(const DequantizeFp8Call& c) const { cpu_ref::dequantize_fp8(c); }
+    void operator()(const GemmFp8Call& c) const { cpu_ref::gemm_fp8(c); }
+    void operator()(const GemmFp8GroupedCall& c) const { cpu_ref::gemm_fp8_grouped(c); }
   };
   std::visit(Run{}, call);
 }

@@ -52,7 +52,13 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         } else if constexpr (std::is_same_v<T, RopeCall>) {
           if (c.inv_freq && c.inv_freq->dtype != DType::f32) return no(backend, call, c.inv_freq->dtype);
           return when(backend, is_compute_float(c.x.dtype), call, c.x.dtype);
-        } else {
+        } else if constexpr (std::is_same_v<T, QuantizeFp8Call>) {
+          return no(backend, call, c.y.dtype);  // no GPU kernel yet (issue 22): the CPU runs it
+        } else if constexpr (std::is_same_v<T, DequantizeFp8Call>) {
+          return no(backend, call, c.y.dtype);
+        } else if constexpr (std::is_same_v<T, GemmFp8Call> || std::is_same_v<T, GemmFp8GroupedCall>) {
+          return no(backend, call, c.a.dtype);
+} else {
           return no(backend, call, DType::f64);
         }
       },

@@ -100,6 +100,10 @@ TEST(Registry, GlobAndCatalogue) {
                          "mean", "max", "min", "argmax", "softmax", "log_softmax", "layernorm", "rmsnorm", "rope",
                          "cast", "embedding", "attention", "copy", "fill_random"})
     for (const char* dt : {"f32", "f16", "bf16"}) EXPECT_FALSE(select_cases(op, dt).empty()) << op << " " << dt;
+  // The scaled-FP8 ops, in each fp8 format of both families.
+  for (const char* op : {"quantize_fp8", "dequantize_fp8", "gemm_fp8", "gemm_fp8_grouped"})
+    for (const char* dt : {"f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz"})
+      EXPECT_FALSE(select_cases(op, dt).empty()) << op << " " << dt;
   std::set<std::string> names;
   for (const Case& c : all_cases()) EXPECT_TRUE(names.insert(c.name).second) << "duplicate " << c.name;
 }

@@ -397,3 +397,40 @@ TEST_F(CliTest, BenchSkipsABackendWithoutADevice) {
   EXPECT_EQ(r.status, 77) << r.output;
   EXPECT_NE(r.output.find("skipped: " + unavailable + " is not available"), std::string::npos) << r.output;
 }
+
+// hal run quantize_fp8 then gemm_fp8 on its outputs, in the FNUZ family: the
+// fp8 values come back as f32 and go in again through ':f8e4m3fnuz'.
+TEST_F(CliTest, RunQuantizeFp8ThenGemmFp8) {
+  std::vector<float> xv(2 * 130);
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.37f * static_cast<float>(i)) * (i < 130 ? 3.0f : 0.5f);
+  const std::string x = write_f32("x.npy", {2, 130}, xv);
+  CliResult r = run("run quantize_fp8 --device cpu --in x=" + x + " --attr format=f8e4m3fnuz --out y=" + path("y.npy") +
+                    " --out scales=" + path("s.npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  hal::Shape ys, ss;
+  const std::vector<float> y = read_f32(path("y.npy"), &ys), s = read_f32(path("s.npy"), &ss);
+  ASSERT_EQ(ys, (hal::Shape{2, 130}));
+  ASSERT_EQ(ss, (hal::Shape{2, 2}));
+  float amax = 0;
+  for (int j = 0; j < 128; ++j) amax = std::max(amax, std::fabs(xv[j]));
+  EXPECT_EQ(s[0], amax / 240.0f);
+  for (std::size_t i = 0; i < y.size(); ++i) ASSERT_LE(std::fabs(y[i]), 240.0f);
+  const std::string bs = write_f32("bs.npy", {1, 2}, {0.5f, 2.0f});
+  r = run("run gemm_fp8 --device cpu --in a=" + path("y.npy") + ":f8e4m3fnuz --in a_scales=" + path("s.npy") +
+          " --in b=" + path("y.npy") + ":e4m3fnuz --in b_scales=" + bs + " --attr dtype=f32 --out y=" + path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  hal::Shape cs;
+  const std::vector<float> c = read_f32(path("c.npy"), &cs);
+  ASSERT_EQ(cs, (hal::Shape{2, 2}));
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) {
+      double want = 0;
+      for (int k = 0; k < 130; ++k)
+        want += static_cast<double>(y[i * 130 + k]) * y[j * 130 + k] * s[i * 2 + k / 128] * (k < 128 ? 0.5 : 2.0);
+      EXPECT_NEAR(c[i * 2 + j], want, 1e-5 * std::fabs(want) + 1e-6) << i << "," << j;
+    }
+  r = run("run gemm_fp8 --device cpu --in a=" + path("y.npy") + ":f8e4m3 --in a_scales=" + path("s.npy") + " --in b=" +
+          path("y.npy") + ":f8e4m3fnuz --in b_scales=" + bs + " --out y=" + path("c2.npy"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("family"), std::string::npos) << r.output;
+}

@@ -1,0 +1,207 @@
+// gemm_fp8 and gemm_fp8_grouped (hal/op_fp8.h) on the CPU.
+//
+//   acc[i, j] = sum_kb (sa[i, kb] * sb[j / 128, kb]) * S_kb,
+//   S_kb      = sum_{k in block kb} a[i, k] * b[j, k],
+//   c[i, j]   = act(alpha * acc + beta * c + bias[j]).
+//
+// Every fp8 value is exactly an fp32 value and the product of two is exact
+// in fp32 (at most 4 x 4 significant bits), so the only roundings are those
+// of the block sums (fp32 here, the contract's u_blk = u32), the promotion
+// (the scale product, its product with S_kb, the add into acc) and the
+// epilogue. The order is fixed: S_kb is summed in 16 interleaved lanes
+// (lane l takes k = k0 + l, k0 + 16 + l, ...; the compiler vectorises the
+// lanes without reordering any sum), which are then added pairwise; blocks
+// are promoted in K order. Tasks split over output tiles only, so the bits
+// do not depend on the thread count.
+//
+// The f64 form (every floating tensor f64) is the conformance suite's
+// oracle: the same formula in fp64.
+//
+// A ragged K (not a multiple of 128) is handled: the last block is shorter.
+#include <fmt/format.h>
+#include <tbb/blocked_range2d.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "cpu_ref/activation.h"
+#include "cpu_ref/kernels.h"
+#include "hal/dtype.h"
+#include "hal/error.h"
+
+namespace hal::cpu_ref {
+
+namespace {
+
+constexpr std::int64_t kTileM = 8;     // rows of a decoded per task
+constexpr std::int64_t kTileN = 64;    // rows of b decoded per task (half a scale block)
+constexpr int kLanes = 16;
+
+// The 256 values of an fp8 dtype as float, so decoding is one load.
+std::array<float, 256> decode_table(DType t) {
+  std::array<float, 256> lut{};
+  for (int b = 0; b < 256; ++b) {
+    const auto byte = static_cast<std::uint8_t>(b);
+    lut[static_cast<std::size_t>(b)] = load_element_f32(&byte, t, 0);
+  }
+  return lut;
+}
+
+// One fp8 GEMM problem: 2-D views (b, b_scales of one group) and the epilogue.
+struct Fp8Problem {
+  Tensor a, a_scales, b, b_scales, c;
+  std::optional<Tensor> bias;  // rank 1 [N]
+  const Fp8Epilogue* epilogue;
+};
+
+std::int64_t at(const Tensor& t, std::int64_t i, std::int64_t j) { return t.offset + i * t.strides[0] + j * t.strides[1]; }
+
+template <class T> T finish(const Fp8Problem& p, T acc, std::int64_t i, std::int64_t j) {
+  const Fp8Epilogue& e = *p.epilogue;
+  T v = static_cast<T>(e.alpha) * acc;
+  if (e.beta != 0.0f) v += static_cast<T>(e.beta) * static_cast<T>(load_element(p.c.data, p.c.dtype, at(p.c, i, j)));
+  if (p.bias) v += static_cast<T>(load_element(p.bias->data, p.bias->dtype, p.bias->offset + j * p.bias->strides[0]));
+  return apply_activation(e.activation, v);
+}
+
+// Sum of a[k] * b[k] over [0, n) in the fixed lane order described above.
+float block_dot(const float* a, const float* b, std::int64_t n) {
+  float lane[kLanes] = {};
+  std::int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += a[k + l] * b[k + l];
+  for (int l = 0; k + l < n; ++l) lane[l] += a[k + l] * b[k + l];
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+  return lane[0];
+}
+
+// Rows [i0, i1) x columns [j0, j1) of one problem, fp32. Block by block of
+// K: the block's slices of a and b are decoded into L1-sized buffers, and each
+// output's block sum is promoted into its accumulator (blocks in K order).
+void tile_fp32(const Fp8Problem& p, const std::array<float, 256>& lut_a, const std::array<float, 256>& lut_b,
+               std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
+  const std::int64_t k = p.a.shape[1], kb_count = p.a_scales.shape[1];
+  const std::int64_t rows = i1 - i0, cols = j1 - j0;
+  float a_blk[kTileM * kFp8BlockSize], b_blk[kTileN * kFp8BlockSize], acc[kTileM * kTileN] = {};
+  const auto* a8 = static_cast<const std::uint8_t*>(p.a.data);
+  const auto* b8 = static_cast<const std::uint8_t*>(p.b.data);
+  const auto* sa = static_cast<const float*>(p.a_scales.data);
+  const auto* sb = static_cast<const float*>(p.b_scales.data);
+  for (std::int64_t kb = 0; kb < kb_count; ++kb) {
+    const std::int64_t q0 = kb * kFp8BlockSize, n = std::min(kFp8BlockSize, k - q0);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t q = 0; q < n; ++q) a_blk[r * kFp8BlockSize + q] = lut_a[a8[at(p.a, i0 + r, q0 + q)]];
+    for (std::int64_t r = 0; r < cols; ++r)
+      for (std::int64_t q = 0; q < n; ++q) b_blk[r * kFp8BlockSize + q] = lut_b[b8[at(p.b, j0 + r, q0 + q)]];
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float sa_r = sa[at(p.a_scales, i0 + r, kb)];
+      for (std::int64_t t = 0; t < cols; ++t) {
+        const float s = block_dot(a_blk + r * kFp8BlockSize, b_blk + t * kFp8BlockSize, n);
+        const float scale = sa_r * sb[at(p.b_scales, (j0 + t) / kFp8BlockSize, kb)];
+        acc[r * kTileN + t] += scale * s;
+      }
+    }
+  }
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t t = 0; t < cols; ++t)
+      store_element_f32(p.c.data, p.c.dtype, at(p.c, i0 + r, j0 + t), finish(p, acc[r * kTileN + t], i0 + r, j0 + t));
+}
+
+// The oracle: the same formula in fp64 (all tensors f64).
+void tile_f64(const Fp8Problem& p, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
+  const std::int64_t k = p.a.shape[1], kb_count = p.a_scales.shape[1];
+  const auto* a = static_cast<const double*>(p.a.data);
+  const auto* b = static_cast<const double*>(p.b.data);
+  const auto* sa = static_cast<const double*>(p.a_scales.data);
+  const auto* sb = static_cast<const double*>(p.b_scales.data);
+  for (std::int64_t i = i0; i < i1; ++i)
+    for (std::int64_t j = j0; j < j1; ++j) {
+      double acc = 0.0;
+      for (std::int64_t kb = 0; kb < kb_count; ++kb) {
+        double s = 0.0;
+        for (std::int64_t q = kb * kFp8BlockSize; q < std::min(k, (kb + 1) * kFp8BlockSize); ++q)
+          s += a[at(p.a, i, q)] * b[at(p.b, j, q)];
+        acc += sa[at(p.a_scales, i, kb)] * sb[at(p.b_scales, j / kFp8BlockSize, kb)] * s;
+      }
+      store_element(p.c.data, p.c.dtype, at(p.c, i, j), finish(p, acc, i, j));
+    }
+}
+
+// Row ranges of one problem each (a group of the grouped GEMM, or the whole
+// of a plain one), run together over output tiles.
+void run_problems(const std::vector<Fp8Problem>& problems, const std::vector<std::array<std::int64_t, 2>>& rows) {
+  // Tiles: (problem, row tile) x column tiles.
+  struct RowTile {
+    std::size_t problem;
+    std::int64_t i0, i1;
+  };
+  std::vector<RowTile> tiles;
+  for (std::size_t g = 0; g < problems.size(); ++g)
+    for (std::int64_t i = rows[g][0]; i < rows[g][1]; i += kTileM) tiles.push_back({g, i, std::min(rows[g][1], i + kTileM)});
+  if (tiles.empty()) return;
+  const std::int64_t n = problems[0].c.shape[1];
+  if (n == 0) return;
+  const bool f64 = problems[0].a.dtype == DType::f64;
+  const std::array<float, 256> lut_a = f64 ? std::array<float, 256>{} : decode_table(problems[0].a.dtype);
+  const std::array<float, 256> lut_b = f64 ? std::array<float, 256>{} : decode_table(problems[0].b.dtype);
+  const std::int64_t col_tiles = (n + kTileN - 1) / kTileN;
+  tbb::parallel_for(tbb::blocked_range2d<std::size_t, std::int64_t>(0, tiles.size(), 0, col_tiles),
+                    [&](const tbb::blocked_range2d<std::size_t, std::int64_t>& r) {
+                      for (std::size_t t = r.rows().begin(); t != r.rows().end(); ++t)
+                        for (std::int64_t ct = r.cols().begin(); ct != r.cols().end(); ++ct) {
+                          const RowTile& rt = tiles[t];
+                          const Fp8Problem& p = problems[rt.problem];
+                          const std::int64_t j0 = ct * kTileN, j1 = std::min(n, j0 + kTileN);
+                          if (f64) tile_f64(p, rt.i0, rt.i1, j0, j1);
+                          else tile_fp32(p, lut_a, lut_b, rt.i0, rt.i1, j0, j1);
+                        }
+                    });
+}
+
+// Slice `index` of the leading axis of t: the view of one group.
+Tensor group_slice(const Tensor& t, std::int64_t index) {
+  Tensor v = t;
+  v.offset = t.offset + index * t.strides[0];
+  v.shape.erase(0);
+  v.strides.erase(0);
+  return v;
+}
+
+}  // namespace
+
+void gemm_fp8(const GemmFp8Call& c) {
+  const Fp8Problem p{c.a, c.a_scales, c.b, c.b_scales, c.c, c.epilogue.bias, &c.epilogue};
+  run_problems({p}, {{0, c.a.shape[0]}});
+}
+
+void gemm_fp8_grouped(const GemmFp8GroupedCall& c) {
+  const std::int64_t groups = c.b.shape[0], m = c.a.shape[0];
+  // The offsets are data: all are checked before anything is written.
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(groups + 1));
+  for (std::int64_t g = 0; g <= groups; ++g)
+    offsets[static_cast<std::size_t>(g)] =
+        static_cast<const std::int32_t*>(c.offsets.data)[c.offsets.offset + g * c.offsets.strides[0]];
+  for (std::int64_t g = 0; g <= groups; ++g) {
+    const std::int64_t o = offsets[static_cast<std::size_t>(g)];
+    const std::int64_t prev = g == 0 ? 0 : offsets[static_cast<std::size_t>(g - 1)];
+    const bool ok = g == 0 ? o == 0 : (g == groups ? o == m && o >= prev : o >= prev && o <= m);
+    if (!ok)
+      throw_invalid_argument("gemm_fp8_grouped", "offsets",
+                             fmt::format("offsets[0] = 0, non-decreasing, offsets[{}] = {} (a's rows)", groups, m),
+                             fmt::format("offsets[{}] = {}{}", g, o, g > 0 ? fmt::format(" after {}", prev) : ""));
+  }
+  std::vector<Fp8Problem> problems;
+  std::vector<std::array<std::int64_t, 2>> rows;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    std::optional<Tensor> bias;
+    if (c.epilogue.bias) bias = group_slice(*c.epilogue.bias, g);
+    problems.push_back({c.a, c.a_scales, group_slice(c.b, g), group_slice(c.b_scales, g), c.c, bias, &c.epilogue});
+    rows.push_back({offsets[static_cast<std::size_t>(g)], offsets[static_cast<std::size_t>(g + 1)]});
+  }
+  run_problems(problems, rows);
+}
+
+}  // namespace hal::cpu_ref
