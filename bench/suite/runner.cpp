@@ -157,6 +157,24 @@ BenchResult Runner::run(const BenchCase& c) {
         if (!measured) r.hal = measure(s, fn);
         break;
       }
+      case BenchOp::gemm_fp8: {
+        // DeepSeek-V3's layout: A 1x128-scaled, B [N, K] 128x128-scaled, C bf16;
+        // the baseline is hal's bf16 GEMM on the same shape (B [N, K], trans_b).
+        const std::int64_t m = d(0), n = d(1), k = d(2), kb = (k + 127) / 128;
+        Tensor a = o.make(s, c.dtype, {m, k}, 1), b = o.make(s, c.dtype, {n, k}, 2);
+        Tensor sa = o.make(s, DType::f32, {m, kb}, 3), sb = o.make(s, DType::f32, {(n + 127) / 128, kb}, 4);
+        Tensor y = o.make(s, DType::bf16, {m, n}, 5, false);
+        Tensor a16 = o.make(s, DType::bf16, {m, k}, 1), b16 = o.make(s, DType::bf16, {n, k}, 2);
+        Tensor y16 = o.make(s, DType::bf16, {m, n}, 5, false);
+        ops::GemmOptions nt;
+        nt.trans_b = true;
+        r.vendor_name = "hal gemm bf16";
+        const auto times = measure_alternating(
+            s, {[&] { ops::gemm_fp8(s, a, sa, b, sb, y); }, [&] { ops::gemm(s, a16, b16, y16, nt); }});
+        r.hal = times[0];
+        r.vendor = times[1];
+        break;
+      }
       case BenchOp::attention:
       case BenchOp::attention_causal: {
         const Shape shape{d(0), d(1), d(2), d(3)};

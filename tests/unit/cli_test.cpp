@@ -434,3 +434,17 @@ TEST_F(CliTest, RunQuantizeFp8ThenGemmFp8) {
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("family"), std::string::npos) << r.output;
 }
+
+// hal bench --op gemm_fp8 times it beside hal's own bf16 GEMM on the same shape.
+TEST_F(CliTest, BenchGemmFp8ReportsTheBf16Ratio) {
+  const std::string json = path("bench.json");
+  const CliResult r = run("bench --device cpu --op gemm_fp8 --dtype f8e4m3fnuz --shape 3x130x200 --quick --json '" + json + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string j = read_file(json);
+  const std::size_t result = j.find("\"results\"");
+  EXPECT_EQ(json_number(j, "flops", result), 2.0 * 3 * 130 * 200);
+  const std::size_t vendor = j.find("\"vendor\": {", result);
+  ASSERT_NE(vendor, std::string::npos) << j;
+  EXPECT_NE(j.find("hal gemm bf16", result), std::string::npos) << j;
+  EXPECT_GT(json_number(j, "hal_over_vendor", vendor), 0.0);
+}
