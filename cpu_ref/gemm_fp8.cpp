@@ -8,11 +8,11 @@
 // in fp32 (at most 4 x 4 significant bits), so the only roundings are those
 // of the block sums (fp32 here, the contract's u_blk = u32), the promotion
 // (the scale product, its product with S_kb, the add into acc) and the
-// epilogue. The order is fixed: S_kb is summed in 16 interleaved lanes
-// (lane l takes k = k0 + l, k0 + 16 + l, ...; the compiler vectorises the
-// lanes without reordering any sum), which are then added pairwise; blocks
-// are promoted in K order. Tasks split over output tiles only, so the bits
-// do not depend on the thread count.
+// epilogue. The order is fixed: S_kb is summed in 8 interleaved lanes,
+// then the lanes pairwise (cpu_ref/gemm_fp8_dot.h; the AVX2 and the portable
+// implementation give the same bits); blocks are promoted in K order. Tasks
+// split over output tiles only, so the bits do not depend on the thread count
+// or on the machine.
 //
 // The f64 form (every floating tensor f64) is the conformance suite's
 // oracle: the same formula in fp64.
@@ -24,9 +24,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "cpu_ref/activation.h"
+#include "cpu_ref/cpu_features.h"
+#include "cpu_ref/gemm_fp8_dot.h"
 #include "cpu_ref/kernels.h"
 #include "hal/dtype.h"
 #include "hal/error.h"
@@ -35,9 +39,9 @@ namespace hal::cpu_ref {
 
 namespace {
 
-constexpr std::int64_t kTileM = 8;     // rows of a decoded per task
-constexpr std::int64_t kTileN = 64;    // rows of b decoded per task (half a scale block)
-constexpr int kLanes = 16;
+constexpr std::int64_t kTileM = 32;  // rows of a decoded per task
+constexpr std::int64_t kTileN = 64;  // rows of b decoded per task (half a scale block)
+constexpr int kLanes = 8;
 
 // The 256 values of an fp8 dtype as float, so decoding is one load.
 std::array<float, 256> decode_table(DType t) {
@@ -66,48 +70,47 @@ template <class T> T finish(const Fp8Problem& p, T acc, std::int64_t i, std::int
   return apply_activation(e.activation, v);
 }
 
-// Sum of a[k] * b[k] over [0, n) in the fixed lane order described above.
-float block_dot(const float* a, const float* b, std::int64_t n) {
-  float lane[kLanes] = {};
-  std::int64_t k = 0;
-  for (; k + kLanes <= n; k += kLanes)
-    for (int l = 0; l < kLanes; ++l) lane[l] += a[k + l] * b[k + l];
-  for (int l = 0; k + l < n; ++l) lane[l] += a[k + l] * b[k + l];
-  for (int w = kLanes / 2; w >= 1; w /= 2)
-    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
-  return lane[0];
-}
-
 // Rows [i0, i1) x columns [j0, j1) of one problem, fp32. Block by block of
-// K: the block's slices of a and b are decoded into L1-sized buffers, and each
-// output's block sum is promoted into its accumulator (blocks in K order).
+// K: the block's slices of a and b are decoded into cache-sized buffers
+// (zero-padded to a multiple of 8: exact), their block dots taken, and each
+// promoted into its output's accumulator (blocks in K order).
 void tile_fp32(const Fp8Problem& p, const std::array<float, 256>& lut_a, const std::array<float, 256>& lut_b,
-               std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
+               Fp8BlockDots dots, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
   const std::int64_t k = p.a.shape[1], kb_count = p.a_scales.shape[1];
   const std::int64_t rows = i1 - i0, cols = j1 - j0;
-  float a_blk[kTileM * kFp8BlockSize], b_blk[kTileN * kFp8BlockSize], acc[kTileM * kTileN] = {};
+  std::vector<float> a_blk(static_cast<std::size_t>(kTileM * kFp8BlockSize)), b_blk(static_cast<std::size_t>(kTileN * kFp8BlockSize));
+  std::vector<float> sums(static_cast<std::size_t>(kTileM * kTileN)), acc(static_cast<std::size_t>(kTileM * kTileN), 0.0f);
   const auto* a8 = static_cast<const std::uint8_t*>(p.a.data);
   const auto* b8 = static_cast<const std::uint8_t*>(p.b.data);
   const auto* sa = static_cast<const float*>(p.a_scales.data);
   const auto* sb = static_cast<const float*>(p.b_scales.data);
   for (std::int64_t kb = 0; kb < kb_count; ++kb) {
     const std::int64_t q0 = kb * kFp8BlockSize, n = std::min(kFp8BlockSize, k - q0);
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t q = 0; q < n; ++q) a_blk[r * kFp8BlockSize + q] = lut_a[a8[at(p.a, i0 + r, q0 + q)]];
-    for (std::int64_t r = 0; r < cols; ++r)
-      for (std::int64_t q = 0; q < n; ++q) b_blk[r * kFp8BlockSize + q] = lut_b[b8[at(p.b, j0 + r, q0 + q)]];
+    const std::int64_t padded = (n + kLanes - 1) / kLanes * kLanes;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      float* dst = a_blk.data() + r * kFp8BlockSize;
+      for (std::int64_t q = 0; q < n; ++q) dst[q] = lut_a[a8[at(p.a, i0 + r, q0 + q)]];
+      for (std::int64_t q = n; q < padded; ++q) dst[q] = 0.0f;
+    }
+    for (std::int64_t r = 0; r < cols; ++r) {
+      float* dst = b_blk.data() + r * kFp8BlockSize;
+      for (std::int64_t q = 0; q < n; ++q) dst[q] = lut_b[b8[at(p.b, j0 + r, q0 + q)]];
+      for (std::int64_t q = n; q < padded; ++q) dst[q] = 0.0f;
+    }
+    dots(a_blk.data(), b_blk.data(), kFp8BlockSize, rows, cols, padded, sums.data(), kTileN);
     for (std::int64_t r = 0; r < rows; ++r) {
       const float sa_r = sa[at(p.a_scales, i0 + r, kb)];
       for (std::int64_t t = 0; t < cols; ++t) {
-        const float s = block_dot(a_blk + r * kFp8BlockSize, b_blk + t * kFp8BlockSize, n);
         const float scale = sa_r * sb[at(p.b_scales, (j0 + t) / kFp8BlockSize, kb)];
-        acc[r * kTileN + t] += scale * s;
+        const auto o = static_cast<std::size_t>(r * kTileN + t);
+        acc[o] += scale * sums[o];
       }
     }
   }
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t t = 0; t < cols; ++t)
-      store_element_f32(p.c.data, p.c.dtype, at(p.c, i0 + r, j0 + t), finish(p, acc[r * kTileN + t], i0 + r, j0 + t));
+      store_element_f32(p.c.data, p.c.dtype, at(p.c, i0 + r, j0 + t),
+                        finish(p, acc[static_cast<std::size_t>(r * kTileN + t)], i0 + r, j0 + t));
 }
 
 // The oracle: the same formula in fp64 (all tensors f64).
@@ -148,6 +151,7 @@ void run_problems(const std::vector<Fp8Problem>& problems, const std::vector<std
   const std::array<float, 256> lut_a = f64 ? std::array<float, 256>{} : decode_table(problems[0].a.dtype);
   const std::array<float, 256> lut_b = f64 ? std::array<float, 256>{} : decode_table(problems[0].b.dtype);
   const std::int64_t col_tiles = (n + kTileN - 1) / kTileN;
+  const Fp8BlockDots dots = fp8_block_dots();
   tbb::parallel_for(tbb::blocked_range2d<std::size_t, std::int64_t>(0, tiles.size(), 0, col_tiles),
                     [&](const tbb::blocked_range2d<std::size_t, std::int64_t>& r) {
                       for (std::size_t t = r.rows().begin(); t != r.rows().end(); ++t)
@@ -156,7 +160,7 @@ void run_problems(const std::vector<Fp8Problem>& problems, const std::vector<std
                           const Fp8Problem& p = problems[rt.problem];
                           const std::int64_t j0 = ct * kTileN, j1 = std::min(n, j0 + kTileN);
                           if (f64) tile_f64(p, rt.i0, rt.i1, j0, j1);
-                          else tile_fp32(p, lut_a, lut_b, rt.i0, rt.i1, j0, j1);
+                          else tile_fp32(p, lut_a, lut_b, dots, rt.i0, rt.i1, j0, j1);
                         }
                     });
 }
@@ -171,6 +175,30 @@ Tensor group_slice(const Tensor& t, std::int64_t index) {
 }
 
 }  // namespace
+
+void fp8_block_dots_portable(const float* a, const float* b, std::int64_t ld, std::int64_t rows, std::int64_t cols,
+                             std::int64_t len, float* out, std::int64_t out_stride) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t t = 0; t < cols; ++t) {
+      const float* ar = a + r * ld;
+      const float* bt = b + t * ld;
+      float lane[kLanes] = {};
+      for (std::int64_t q = 0; q < len; q += kLanes)
+        for (int l = 0; l < kLanes; ++l) lane[l] += ar[q + l] * bt[q + l];
+      for (int w = kLanes / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+      out[r * out_stride + t] = lane[0];
+    }
+}
+
+Fp8BlockDots fp8_block_dots() {
+  static const Fp8BlockDots chosen = [] {
+    const char* forced = std::getenv("HAL_CPU_GEMM_KERNEL");
+    if (forced != nullptr && std::string_view(forced) == "portable") return &fp8_block_dots_portable;
+    return cpu_features().has_avx2_fma() ? &fp8_block_dots_avx2 : &fp8_block_dots_portable;
+  }();
+  return chosen;
+}
 
 void gemm_fp8(const GemmFp8Call& c) {
   const Fp8Problem p{c.a, c.a_scales, c.b, c.b_scales, c.c, c.epilogue.bias, &c.epilogue};

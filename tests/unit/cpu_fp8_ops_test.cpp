@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "cpu_ref/cpu_features.h"
+#include "cpu_ref/gemm_fp8_dot.h"
 #include "hal/dtype.h"
 #include "hal/stream.h"
 #include "ops/ops.h"
@@ -290,3 +293,25 @@ TEST(CpuFp8Validation, RefusesMisuseByName) {
 }
 
 }  // namespace
+
+// The AVX2 block dots give the portable ones' bits (one documented order),
+// ragged lengths and odd row/column counts included.
+TEST(CpuFp8Gemm, Avx2BlockDotsEqualPortableBitForBit) {
+  if (!hal::cpu_ref::cpu_features().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA here";
+  std::mt19937 gen(14);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<float> a(5 * 128), b(7 * 128);
+  for (float& v : a) v = fp8_value(DType::f8e4m3, static_cast<std::uint8_t>((byte(gen) & 0x7E) | (byte(gen) & 0x80)));
+  for (float& v : b) v = fp8_value(DType::f8e4m3, static_cast<std::uint8_t>((byte(gen) & 0x7E) | (byte(gen) & 0x80)));
+  for (std::int64_t len : {8, 40, 128})
+    for (std::int64_t rows : {1, 2, 5})
+      for (std::int64_t cols : {1, 4, 7}) {
+        std::vector<float> p(5 * 8, -1.0f), v(5 * 8, -2.0f);
+        hal::cpu_ref::fp8_block_dots_portable(a.data(), b.data(), 128, rows, cols, len, p.data(), 8);
+        hal::cpu_ref::fp8_block_dots_avx2(a.data(), b.data(), 128, rows, cols, len, v.data(), 8);
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t t = 0; t < cols; ++t)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(p[r * 8 + t]), std::bit_cast<std::uint32_t>(v[r * 8 + t]))
+                << "len " << len << " rows " << rows << " cols " << cols << " at " << r << "," << t;
+      }
+}
