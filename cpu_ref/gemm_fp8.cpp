@@ -70,6 +70,21 @@ template <class T> T finish(const Fp8Problem& p, T acc, std::int64_t i, std::int
   return apply_activation(e.activation, v);
 }
 
+// Rows [r0, r0 + count) x columns [q0, q0 + n) of an fp8 matrix as floats,
+// kFp8BlockSize apart in dst, zero from n to `padded`.
+void decode_rows(const std::uint8_t* base, const Tensor& t, const std::array<float, 256>& lut, std::int64_t r0,
+                 std::int64_t count, std::int64_t q0, std::int64_t n, std::int64_t padded, float* dst) {
+  for (std::int64_t r = 0; r < count; ++r, dst += kFp8BlockSize) {
+    const std::uint8_t* row = base + t.offset + (r0 + r) * t.strides[0] + q0 * t.strides[1];
+    if (t.strides[1] == 1) {
+      for (std::int64_t q = 0; q < n; ++q) dst[q] = lut[row[q]];
+    } else {
+      for (std::int64_t q = 0; q < n; ++q) dst[q] = lut[row[q * t.strides[1]]];
+    }
+    for (std::int64_t q = n; q < padded; ++q) dst[q] = 0.0f;
+  }
+}
+
 // Rows [i0, i1) x columns [j0, j1) of one problem, fp32. Block by block of
 // K: the block's slices of a and b are decoded into cache-sized buffers
 // (zero-padded to a multiple of 8: exact), their block dots taken, and each
@@ -87,16 +102,8 @@ void tile_fp32(const Fp8Problem& p, const std::array<float, 256>& lut_a, const s
   for (std::int64_t kb = 0; kb < kb_count; ++kb) {
     const std::int64_t q0 = kb * kFp8BlockSize, n = std::min(kFp8BlockSize, k - q0);
     const std::int64_t padded = (n + kLanes - 1) / kLanes * kLanes;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      float* dst = a_blk.data() + r * kFp8BlockSize;
-      for (std::int64_t q = 0; q < n; ++q) dst[q] = lut_a[a8[at(p.a, i0 + r, q0 + q)]];
-      for (std::int64_t q = n; q < padded; ++q) dst[q] = 0.0f;
-    }
-    for (std::int64_t r = 0; r < cols; ++r) {
-      float* dst = b_blk.data() + r * kFp8BlockSize;
-      for (std::int64_t q = 0; q < n; ++q) dst[q] = lut_b[b8[at(p.b, j0 + r, q0 + q)]];
-      for (std::int64_t q = n; q < padded; ++q) dst[q] = 0.0f;
-    }
+    decode_rows(a8, p.a, lut_a, i0, rows, q0, n, padded, a_blk.data());
+    decode_rows(b8, p.b, lut_b, j0, cols, q0, n, padded, b_blk.data());
     dots(a_blk.data(), b_blk.data(), kFp8BlockSize, rows, cols, padded, sums.data(), kTileN);
     for (std::int64_t r = 0; r < rows; ++r) {
       const float sa_r = sa[at(p.a_scales, i0 + r, kb)];
