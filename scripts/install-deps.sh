@@ -7,6 +7,8 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PKGS="cmake ninja-build g++ libtbb-dev libfmt-dev libgtest-dev python3"
 # The model tests' independent reference (tests/model/make_checkpoints.py).
 PKGS="$PKGS python3-torch python3-numpy"
+# The CPU bench's vendor baseline (hal bench loads it at run time).
+PKGS="$PKGS libopenblas0"
 if [ "${HAL_WITH_HIP:-1}" != 0 ]; then PKGS="$PKGS hipcc libamdhip64-dev"; fi
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
