@@ -9,6 +9,8 @@ PKGS="cmake ninja-build g++ libtbb-dev libfmt-dev libgtest-dev python3"
 PKGS="$PKGS python3-torch python3-numpy"
 # The CPU bench's vendor baseline (hal bench loads it at run time).
 PKGS="$PKGS libopenblas0"
+# The Python module and its tests (python/).
+PKGS="$PKGS python3-dev pybind11-dev python3-pytest"
 if [ "${HAL_WITH_HIP:-1}" != 0 ]; then PKGS="$PKGS hipcc libamdhip64-dev"; fi
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -1,0 +1,343 @@
+// hal.ops: one Python function per op, generated from the op table of `hal
+// run` (tools/run_ops.h: names, inputs, attributes, help), so a new op in
+// that table is a new Python function. Inputs are hal tensors, DLPack objects
+// (viewed, zero-copy) or array-likes (copied to the device); attributes are
+// keyword arguments parsed by the same code as `hal run --attr`; the output is
+// out= (any of the above that views memory) or allocated and returned.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "hal/error.h"
+#include "hal/registry.h"
+#include "ops/ops.h"
+#include "python/src/py_tensor.h"
+#include "tools/cli.h"
+#include "tools/run_ops.h"
+
+namespace hal::python {
+
+namespace {
+
+using tools::Attrs;
+using tools::OpSpec;
+
+// A hal tensor for an input or out= argument. DLPack objects are viewed (NumPy
+// arrays only for out=, which must write into them: as inputs they are copied
+// to `device`, which may be a GPU); anything else is copied to `device`.
+PyTensor tensor_argument(const py::handle& h, Device* device, std::optional<DType> host_dtype = std::nullopt,
+                         bool is_output = false) {
+  if (py::isinstance<PyTensor>(h)) return h.cast<PyTensor>();
+  py::module_ hal = py::module_::import("hal");
+  py::object np = py::module_::import("numpy");
+  const bool view = py::hasattr(h, "__dlpack__") && (is_output || !py::isinstance<py::array>(h));
+  if (view && !host_dtype) return hal.attr("from_dlpack")(h).cast<PyTensor>();
+  py::object arr = np.attr("asarray")(h);
+  return hal.attr("asarray")(arr, host_dtype ? py::cast(*host_dtype) : py::object(py::none()),
+                             device ? py::cast(device, py::return_value_policy::reference) : py::object(py::none()))
+      .cast<PyTensor>();
+}
+
+std::string attr_string(const py::handle& v) {
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "true" : "false";
+  if (py::isinstance<DType>(v)) return std::string(dtype_name(v.cast<DType>()));
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) return py::repr(v).cast<std::string>();
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    std::string out;
+    for (const py::handle& e : v) out += (out.empty() ? "" : ",") + py::str(e).cast<std::string>();
+    return out;
+  }
+  // NumPy and torch dtypes.
+  try {
+    if (auto t = dtype_from_python(v)) return std::string(dtype_name(*t));
+  } catch (const hal::Error&) {
+  }
+  return py::str(v).cast<std::string>();
+}
+
+bool contains(const std::vector<std::string_view>& names, std::string_view n) {
+  for (std::string_view x : names)
+    if (x == n) return true;
+  return false;
+}
+
+[[noreturn]] void bad_attr(std::string_view key, const std::string& value, std::string_view expected) {
+  throw tools::UsageError(fmt::format("attribute '{}': expected {}, given '{}'", key, expected, value));
+}
+
+// The output: out= when given, else a new tensor.
+struct Output {
+  const py::object& out;
+  Device& device;
+  std::optional<PyTensor> tensor;
+  Tensor make(DType dtype, const Shape& shape) {
+    tensor = out.is_none() ? allocate_tensor(device, dtype, shape) : tensor_argument(out, &device, std::nullopt, true);
+    return tensor->view;
+  }
+};
+
+// Builds the call like `hal run` does (tools/run_ops.cpp), from device tensors.
+OpCall build(std::string_view op, std::map<std::string, PyTensor>& in, const Attrs& attrs, Output& y) {
+  auto t = [&](const char* name) -> Tensor { return in.at(name).view; };
+  auto opt = [&](const char* name) -> std::optional<Tensor> {
+    auto it = in.find(name);
+    return it == in.end() ? std::nullopt : std::optional<Tensor>(it->second.view);
+  };
+  if (op == "gemm") {
+    GemmCall g;
+    g.trans_a = attrs.get_bool("trans_a", false);
+    g.trans_b = attrs.get_bool("trans_b", false);
+    g.alpha = attrs.get_float("alpha", 1.0f);
+    g.beta = attrs.get_float("beta", 0.0f);
+    const std::string act = attrs.get_string("activation", "none");
+    bool found = false;
+    for (Activation a : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::silu})
+      if (to_string(a) == act) g.activation = a, found = true;
+    if (!found) bad_attr("activation", act, "none, relu, gelu_tanh or silu");
+    g.a = t("a");
+    g.b = t("b");
+    g.bias = opt("bias");
+    if (auto c = opt("c")) {
+      if (!y.out.is_none()) throw tools::UsageError("gemm: give c or out=, not both (c is the output)");
+      if (attrs.has("dtype")) throw tools::UsageError("gemm: 'dtype' sets C's dtype only when c is absent");
+      g.c = *c;
+      y.tensor = in.at("c");
+    } else {
+      const Shape& a = g.a.shape;
+      const Shape& b = g.b.shape;
+      if (a.rank() < 2 || a.rank() > 3 || b.rank() < 2 || b.rank() > 3)
+        throw_invalid_argument("gemm", a.rank() < 2 || a.rank() > 3 ? "a" : "b", "rank 2 or 3",
+                               fmt::format("a {} and b {}", a.str(), b.str()));
+      const std::int64_t m = g.trans_a ? a[a.rank() - 1] : a[a.rank() - 2];
+      const std::int64_t n = g.trans_b ? b[b.rank() - 2] : b[b.rank() - 1];
+      const std::int64_t batch = std::max(a.rank() == 3 ? a[0] : 1, b.rank() == 3 ? b[0] : 1);
+      const Shape c_shape = (a.rank() == 3 || b.rank() == 3) ? Shape{batch, m, n} : Shape{m, n};
+      g.c = y.make(attrs.get_dtype("dtype", g.bias ? g.bias->dtype : g.a.dtype), c_shape);
+      if (y.out.is_none()) g.beta = 0.0f;  // a new C has no contents to scale
+    }
+    return g;
+  }
+  for (BinaryKind k : {BinaryKind::add, BinaryKind::sub, BinaryKind::mul, BinaryKind::div, BinaryKind::maximum,
+                       BinaryKind::minimum})
+    if (to_string(k) == op) {
+      BinaryCall c{k, t("a"), t("b"), {}};
+      c.y = y.make(c.a.dtype, broadcast_shapes(c.a.shape, c.b.shape, op));
+      return c;
+    }
+  for (UnaryKind k : {UnaryKind::neg, UnaryKind::abs, UnaryKind::exp, UnaryKind::log, UnaryKind::sqrt,
+                      UnaryKind::rsqrt, UnaryKind::tanh, UnaryKind::sigmoid, UnaryKind::relu, UnaryKind::gelu,
+                      UnaryKind::gelu_tanh, UnaryKind::silu})
+    if (to_string(k) == op) {
+      UnaryCall c{k, t("x"), {}};
+      c.y = y.make(c.x.dtype, c.x.shape);
+      return c;
+    }
+  for (ReduceKind k : {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min, ReduceKind::argmax})
+    if (to_string(k) == op) {
+      ReduceCall r;
+      r.kind = k;
+      r.x = t("x");
+      r.axis = static_cast<int>(attrs.get_int("axis", -1));
+      r.keepdim = attrs.get_bool("keepdim", false);
+      const int axis = normalize_axis(r.axis, r.x.rank(), op, "axis");
+      Shape s = r.x.shape;
+      if (r.keepdim)
+        s[axis] = 1;
+      else
+        s.erase(axis);
+      r.y = y.make(k == ReduceKind::argmax ? DType::i64 : r.x.dtype, s);
+      return r;
+    }
+  if (op == "swiglu") {
+    SwigluCall c{t("gate"), t("up"), {}};
+    c.y = y.make(c.gate.dtype, c.gate.shape);
+    return c;
+  }
+  if (op == "softmax" || op == "log_softmax") {
+    SoftmaxCall c;
+    c.x = t("x");
+    c.scale = attrs.get_float("scale", 1.0f);
+    c.causal = attrs.get_bool("causal", false);
+    c.log = op == "log_softmax";
+    c.y = y.make(c.x.dtype, c.x.shape);
+    return c;
+  }
+  if (op == "layernorm" || op == "rmsnorm") {
+    NormCall c;
+    c.x = t("x");
+    c.weight = t("weight");
+    c.bias = opt("bias");
+    c.eps = attrs.get_float("eps", 1e-5f);
+    c.rms = op == "rmsnorm";
+    c.y = y.make(c.x.dtype, c.x.shape);
+    return c;
+  }
+  if (op == "rope") {
+    RopeCall c;
+    c.x = t("x");
+    c.positions = t("positions");
+    c.inv_freq = opt("inv_freq");
+    c.theta = attrs.get_float("theta", 10000.0f);
+    const std::string style = attrs.get_string("style", "neox");
+    if (style == "neox")
+      c.style = RopeStyle::neox;
+    else if (style == "gptj")
+      c.style = RopeStyle::gptj;
+    else
+      bad_attr("style", style, "neox or gptj");
+    c.rotary_dim = static_cast<int>(attrs.get_int("rotary_dim", 0));
+    c.y = y.make(c.x.dtype, c.x.shape);
+    return c;
+  }
+  if (op == "cast") {
+    CastCall c;
+    c.x = t("x");
+    c.scale = attrs.get_float("scale", 1.0f);
+    c.y = y.make(attrs.get_dtype("dtype", c.x.dtype), c.x.shape);
+    return c;
+  }
+  if (op == "embedding") {
+    EmbeddingCall c{t("table"), t("ids"), {}};
+    if (c.table.rank() != 2) throw_invalid_argument("embedding", "table", "rank 2", c.table.shape.str());
+    Shape s = c.ids.shape;
+    s.push_back(c.table.shape[1]);
+    c.y = y.make(c.table.dtype, s);
+    return c;
+  }
+  if (op == "attention") {
+    AttentionCall c{t("q"), t("k"), t("v"), {}};
+    if (c.q.rank() != 4 || c.v.rank() != 4)
+      throw_invalid_argument("attention", c.q.rank() != 4 ? "q" : "v", "rank 4",
+                             (c.q.rank() != 4 ? c.q : c.v).shape.str());
+    c.scale = attrs.get_float("scale", 0.0f);
+    c.causal = attrs.get_bool("causal", false);
+    c.y = y.make(c.q.dtype, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]});
+    return c;
+  }
+  if (op == "copy") {
+    CopyCall c;
+    c.x = t("x");
+    if (attrs.has("perm")) {
+      const std::vector<std::int64_t> perm = attrs.get_ints("perm");
+      if (perm.size() > static_cast<std::size_t>(kMaxRank)) bad_attr("perm", attrs.get_string("perm", ""), "a permutation");
+      c.x = c.x.permuted(Dims(std::span<const std::int64_t>(perm)));
+    }
+    c.y = y.make(c.x.dtype, c.x.shape);
+    return c;
+  }
+  if (op == "fill_random") {
+    FillRandomCall c;
+    c.seed = attrs.get_uint("seed", 0);
+    const std::string dist = attrs.get_string("distribution", "uniform");
+    if (dist == "uniform")
+      c.distribution = RandomDistribution::uniform;
+    else if (dist == "normal")
+      c.distribution = RandomDistribution::normal;
+    else
+      bad_attr("distribution", dist, "uniform or normal");
+    c.a = attrs.get_float("a", 0.0f);
+    c.b = attrs.get_float("b", 1.0f);
+    if (y.out.is_none()) {
+      if (!attrs.has("shape")) throw tools::UsageError("fill_random needs shape= (or out=)");
+      const std::vector<std::int64_t> dims = attrs.get_ints("shape");
+      const Shape s = shape_from_python(py::cast(dims), "shape");
+      c.y = y.make(attrs.get_dtype("dtype", DType::f32), s);
+    } else {
+      c.y = y.make(DType::f32, {});
+    }
+    return c;
+  }
+  throw_unsupported("python", op, "the Python module (an op of the table it does not build yet)");
+}
+
+py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& kwargs) {
+  const std::string op(spec.name);
+  std::vector<std::string_view> inputs = spec.required_inputs;
+  inputs.insert(inputs.end(), spec.optional_inputs.begin(), spec.optional_inputs.end());
+  if (args.size() > inputs.size())
+    throw py::type_error(fmt::format("hal.ops.{}() takes at most {} positional inputs ({} given)", op, inputs.size(),
+                                     args.size()));
+  std::map<std::string, py::object> given;
+  for (std::size_t i = 0; i < args.size(); ++i) given[std::string(inputs[i])] = args[i];
+  py::object out = py::none(), stream = py::none(), device = py::none();
+  std::map<std::string, std::string> attr_values;
+  for (const auto& [k, v] : kwargs) {
+    const std::string key = k.cast<std::string>();
+    if (key == "out") out = py::reinterpret_borrow<py::object>(v);
+    else if (key == "stream") stream = py::reinterpret_borrow<py::object>(v);
+    else if (key == "device") device = py::reinterpret_borrow<py::object>(v);
+    else if (contains(inputs, key)) {
+      if (given.count(key)) throw py::type_error(fmt::format("hal.ops.{}() got input '{}' twice", op, key));
+      given[key] = py::reinterpret_borrow<py::object>(v);
+    } else if (contains(spec.attrs, key)) {
+      if (!v.is_none()) attr_values[key] = attr_string(v);
+    } else {
+      throw py::type_error(fmt::format("hal.ops.{}() got an unexpected keyword argument '{}' (inputs: {}; options: {})",
+                                       op, key, fmt::join(inputs, ", "), fmt::join(spec.attrs, ", ")));
+    }
+  }
+  for (std::string_view r : spec.required_inputs)
+    if (!given.count(std::string(r)) || given[std::string(r)].is_none())
+      throw py::type_error(fmt::format("hal.ops.{}() missing input '{}'", op, r));
+  // The device: stream=, device=, the first hal tensor or DLPack input, out=, else hal's default.
+  Device* dev = nullptr;
+  if (!stream.is_none()) dev = &stream.cast<Stream&>().device();
+  else if (!device.is_none()) dev = &device_from_python(device);
+  std::map<std::string, PyTensor> in;
+  for (const auto& [name, v] : given)
+    if (!v.is_none() && (py::isinstance<PyTensor>(v) || py::hasattr(v, "__dlpack__")) && !py::isinstance<py::array>(v)) {
+      in.emplace(name, tensor_argument(v, dev));
+      if (!dev) dev = &in.at(name).device();
+    }
+  if (!dev && !out.is_none() && (py::isinstance<PyTensor>(out) || py::hasattr(out, "__dlpack__")))
+    dev = &tensor_argument(out, nullptr, std::nullopt, true).device();
+  if (!dev) dev = &default_device();
+  for (const auto& [name, v] : given) {
+    if (v.is_none() || in.count(name)) continue;
+    // rope's positions are i32 (NumPy's integers are i64), as in `hal run`.
+    std::optional<DType> dt;
+    if (op == "rope" && name == "positions") dt = DType::i32;
+    in.emplace(name, tensor_argument(v, dev, dt));
+  }
+  Output y{out, *dev, std::nullopt};
+  const Attrs attrs(std::move(attr_values));
+  const OpCall call = build(op, in, attrs, y);
+  Stream& s = stream_for(*dev, stream);
+  {
+    py::gil_scoped_release release;
+    ops::run(s, call);
+  }
+  return py::cast(*y.tensor);
+}
+
+std::string doc_of(const OpSpec& spec) {
+  std::vector<std::string_view> inputs = spec.required_inputs;
+  std::string sig;
+  for (std::string_view i : spec.required_inputs) sig += (sig.empty() ? "" : ", ") + std::string(i);
+  for (std::string_view i : spec.optional_inputs) sig += (sig.empty() ? "" : ", ") + std::string(i) + "=None";
+  for (std::string_view a : spec.attrs) sig += (sig.empty() ? "" : ", ") + std::string(a) + "=...";
+  sig += std::string(sig.empty() ? "" : ", ") + "out=None, stream=None, device=None";
+  return fmt::format("{}({})\n\n{}\n\nInputs: hal tensors, DLPack objects (viewed) or array-likes (copied to the "
+                     "device). Returns the output (out= when given).",
+                     spec.name, sig, spec.help);
+}
+
+}  // namespace
+
+void register_ops(py::module_& m) {
+  py::module_ ops = m.def_submodule("ops", "Every hal op, with the C++ names; options as keyword arguments");
+  py::list names;
+  for (const OpSpec& spec : tools::op_specs()) {
+    const OpSpec* s = &spec;  // the table is static
+    const std::string name(spec.name);
+    ops.def(name.c_str(), [s](const py::args& args, const py::kwargs& kwargs) { return call_op(*s, args, kwargs); },
+            doc_of(spec).c_str());
+    names.append(name);
+  }
+  ops.attr("names") = names;
+  // `import hal.ops` works too.
+  py::module_::import("sys").attr("modules")["hal.ops"] = ops;
+}
+
+}  // namespace hal::python
