@@ -45,6 +45,18 @@ dlpack::DataType to_dlpack_dtype(DType t, bool consumer_knows_fp8) {
   throw_unsupported("dlpack", "__dlpack__", std::string(dtype_name(t)));
 }
 
+const char* type_family(std::uint8_t code) {
+  switch (code) {
+    case dlpack::kInt: return "int";
+    case dlpack::kUInt: return "uint";
+    case dlpack::kFloat: return "float";
+    case dlpack::kBfloat: return "bfloat";
+    case 5: return "complex";
+    case dlpack::kBool: return "bool";
+    default: return "type-code-";
+  }
+}
+
 DType from_dlpack_dtype(const dlpack::DataType& d) {
   if (d.lanes == 1) {
     if (d.code == dlpack::kFloat && d.bits == 32) return DType::f32;
@@ -60,7 +72,8 @@ DType from_dlpack_dtype(const dlpack::DataType& d) {
   }
   throw_invalid_argument("hal.from_dlpack", "dtype",
                          "f32, f16, f64, bf16, i8, i32, i64, bool, float8_e4m3fn or float8_e5m2",
-                         fmt::format("DLPack code {} bits {} lanes {}", d.code, d.bits, d.lanes));
+                         fmt::format("{}{}{} (DLPack code {} bits {} lanes {})", type_family(d.code), d.bits,
+                                     d.lanes == 1 ? "" : fmt::format("x{}", d.lanes), d.code, d.bits, d.lanes));
 }
 
 // ---- devices ------------------------------------------------------------

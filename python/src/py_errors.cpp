@@ -52,6 +52,18 @@ void raise(const char* cls, const char* message, std::string_view code) {
   PyErr_SetObject(type.ptr(), err.ptr());
 }
 
+// The C++ enumerator's name ("invalid_argument"), as Python code compares it.
+const char* code_identifier(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument: return "invalid_argument";
+    case ErrorCode::unsupported: return "unsupported";
+    case ErrorCode::out_of_memory: return "out_of_memory";
+    case ErrorCode::device_error: return "device_error";
+    case ErrorCode::io_error: return "io_error";
+  }
+  return "unknown";
+}
+
 }  // namespace
 
 void register_errors(py::module_& m) {
@@ -64,10 +76,10 @@ void register_errors(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const hal::Error& e) {
-      raise(class_for(e.code()), e.what(), error_code_name(e.code()));
+      raise(class_for(e.code()), e.what(), code_identifier(e.code()));
     } catch (const hal::tools::UsageError& e) {
       // An attribute value that does not parse (the op table's parser).
-      raise("InvalidArgument", e.what(), error_code_name(ErrorCode::invalid_argument));
+      raise("InvalidArgument", e.what(), code_identifier(ErrorCode::invalid_argument));
     }
   });
 }

@@ -64,7 +64,7 @@ void register_reports(py::module_& m) {
     add_option(args, "--op", op);
     add_option(args, "--dtype", dtype);
     py::tuple r = run_with_json(&conformance::conformance_main, "conformance", args);
-    return r[1];
+    return py::object(r[1]);
   }, py::arg("device") = py::none(), py::arg("op") = py::none(), py::arg("dtype") = py::none(),
      "Runs the suite's cases matching op/dtype (globs) on device; returns the list of case results of "
      "`hal conformance --json` (status 'passed', 'failed', 'unsupported', ...).");
@@ -83,7 +83,7 @@ void register_reports(py::module_& m) {
     if (r[0].cast<int>() != 0)
       throw Error(ErrorCode::device_error, fmt::format("hal.bench.run: the benchmark failed (exit status {})",
                                                        r[0].cast<int>()));
-    return r[1];
+    return py::object(r[1]);
   }, py::arg("device") = py::none(), py::arg("op") = py::none(), py::arg("dtype") = py::none(),
      py::arg("shape") = py::none(), py::arg("quick") = false, py::arg("vendor") = true,
      "Runs `hal bench` in-process; returns its --json report.");

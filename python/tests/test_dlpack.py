@@ -45,7 +45,7 @@ def test_hal_into_numpy_is_a_view_with_strides(rng):
     v = np.from_dlpack(x.T)
     assert v.shape == (6, 4) and v.strides == (4, 24)
     assert v.ctypes.data == x.data_ptr
-    hal.ops.relu(x, out=x)  # visible through the NumPy view
+    hal.ops.relu(hal.asarray(x.numpy()), out=x)  # visible through the NumPy view
     assert (v >= 0).all()
     np.testing.assert_array_equal(v, x.numpy().T)
 
@@ -141,7 +141,7 @@ def test_refusals():
         hal.from_dlpack(np.zeros(3, dtype=np.uint8))
     with pytest.raises(hal.InvalidArgument, match="non-negative strides"):
         hal.from_dlpack(np.arange(4.0)[::-1])
-    with pytest.raises(hal.InvalidArgument, match="complex|code 5"):
+    with pytest.raises(hal.InvalidArgument, match="complex64"):
         hal.from_dlpack(np.zeros(2, dtype=np.complex64))
     with pytest.raises(BufferError, match="stream must be None"):
         hal.zeros((2,)).__dlpack__(stream=1)

@@ -18,7 +18,7 @@ def test_conformance_run_refuses_a_filter_matching_nothing():
 
 
 def test_bench_run_returns_the_report():
-    report = hal.bench.run(device="cpu", op="add", dtype="f32", quick=True, vendor=False)
+    report = hal.bench.run(device="cpu", op="add", dtype="f32", shape="256x256", quick=True, vendor=False)
     assert isinstance(report, dict) and report["device"] == "cpu"
     assert report["results"], report
     for r in report["results"]:
