@@ -4,9 +4,9 @@
 A small Llama-style block (RMSNorm, RoPE, grouped-query causal attention,
 SwiGLU) runs twice: in pure PyTorch, and with those four pieces swapped for
 hal ops on the same tensors (zero-copy both ways; the projections stay in
-PyTorch). Both are scored against the block in float64; the hal version must be
-as close to it as PyTorch's own float32 block (within 4x its error, the margin
-the contract gives fp32 ops over their fp64 oracle). Exit status 0 on success.
+PyTorch). Both are scored against the block in float64 (normwise relative
+error); the hal version must stay within 4x the error of PyTorch's own float32
+block, so a wrong op (a sign, a mask, a pairing) fails. Exit status 0 on success.
 
     PYTHONPATH=build/cpu/python python3 examples/torch_port.py
 """
