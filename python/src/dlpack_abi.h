@@ -15,7 +15,9 @@ enum TypeCode : std::uint8_t {
   kBfloat = 4,
   kBool = 6,
   kFloat8_e4m3fn = 10,  // DLPack 1.1: OCP e4m3fn, hal's f8e4m3
+  kFloat8_e4m3fnuz = 11,  // DLPack 1.1: FNUZ e4m3 (MI300), hal's f8e4m3fnuz
   kFloat8_e5m2 = 12,    // DLPack 1.1: OCP e5m2, hal's f8e5m2
+  kFloat8_e5m2fnuz = 13,  // DLPack 1.1: FNUZ e5m2 (MI300), hal's f8e5m2fnuz
 };
 
 struct Device {

@@ -41,6 +41,14 @@ dlpack::DataType to_dlpack_dtype(DType t, bool consumer_knows_fp8) {
                                       "asked for an older version; cast to bf16 or f32 first",
                                       dtype_name(t)));
       return {t == DType::f8e4m3 ? dlpack::kFloat8_e4m3fn : dlpack::kFloat8_e5m2, 8, 1};
+    case DType::f8e4m3fnuz:
+    case DType::f8e5m2fnuz:
+      if (!consumer_knows_fp8)
+        throw_unsupported("dlpack", "__dlpack__",
+                          fmt::format("{}: fp8 needs DLPack >= 1.1 (__dlpack__(max_version=(1, 1))) and this consumer "
+                                      "asked for an older version; cast to bf16 or f32 first",
+                                      dtype_name(t)));
+      return {t == DType::f8e4m3fnuz ? dlpack::kFloat8_e4m3fnuz : dlpack::kFloat8_e5m2fnuz, 8, 1};
   }
   throw_unsupported("dlpack", "__dlpack__", std::string(dtype_name(t)));
 }
@@ -69,9 +77,11 @@ DType from_dlpack_dtype(const dlpack::DataType& d) {
     if (d.code == dlpack::kBool && d.bits == 8) return DType::boolean;
     if (d.code == dlpack::kFloat8_e4m3fn && d.bits == 8) return DType::f8e4m3;
     if (d.code == dlpack::kFloat8_e5m2 && d.bits == 8) return DType::f8e5m2;
+    if (d.code == dlpack::kFloat8_e4m3fnuz && d.bits == 8) return DType::f8e4m3fnuz;
+    if (d.code == dlpack::kFloat8_e5m2fnuz && d.bits == 8) return DType::f8e5m2fnuz;
   }
   throw_invalid_argument("hal.from_dlpack", "dtype",
-                         "f32, f16, f64, bf16, i8, i32, i64, bool, float8_e4m3fn or float8_e5m2",
+                         "f32, f16, f64, bf16, i8, i32, i64, bool, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz or float8_e5m2fnuz",
                          fmt::format("{}{}{} (DLPack code {} bits {} lanes {})", type_family(d.code), d.bits,
                                      d.lanes == 1 ? "" : fmt::format("x{}", d.lanes), d.code, d.bits, d.lanes));
 }

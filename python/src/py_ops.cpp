@@ -67,15 +67,42 @@ bool contains(const std::vector<std::string_view>& names, std::string_view n) {
 }
 
 // The output: out= when given, else a new tensor.
+// Ops with two outputs (quantize_fp8: y and scales) take out=(y, scales) and return both.
 struct Output {
   const py::object& out;
   Device& device;
   std::optional<PyTensor> tensor;
+  std::optional<PyTensor> second{};
   Tensor make(DType dtype, const Shape& shape) {
     tensor = out.is_none() ? allocate_tensor(device, dtype, shape) : tensor_argument(out, &device, std::nullopt, true);
     return tensor->view;
   }
+  void make_pair(DType dtype0, const Shape& shape0, DType dtype1, const Shape& shape1) {
+    if (out.is_none()) {
+      tensor = allocate_tensor(device, dtype0, shape0);
+      second = allocate_tensor(device, dtype1, shape1);
+      return;
+    }
+    if (!py::isinstance<py::sequence>(out) || py::len(out) != 2)
+      throw py::type_error("out= of an op with two outputs is a pair (first, second)");
+    tensor = tensor_argument(out[py::int_(0)], &device, std::nullopt, true);
+    second = tensor_argument(out[py::int_(1)], &device, std::nullopt, true);
+  }
 };
+
+Fp8Block parse_block(const Attrs& attrs) {
+  const std::string v = attrs.get_string("block", "1x128");
+  for (Fp8Block b : {Fp8Block::row_1x128, Fp8Block::block_128x128, Fp8Block::tensor})
+    if (to_string(b) == v) return b;
+  bad_attr("block", v, "1x128, 128x128 or tensor");
+}
+
+Activation parse_activation(const Attrs& attrs) {
+  const std::string act = attrs.get_string("activation", "none");
+  for (Activation a : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::silu})
+    if (to_string(a) == act) return a;
+  bad_attr("activation", act, "none, relu, gelu_tanh or silu");
+}
 
 // Builds the call like `hal run` does (tools/run_ops.cpp), from device tensors.
 OpCall build(std::string_view op, std::map<std::string, PyTensor>& in, const Attrs& attrs, Output& y) {
@@ -248,6 +275,50 @@ OpCall build(std::string_view op, std::map<std::string, PyTensor>& in, const Att
     }
     return c;
   }
+  if (op == "quantize_fp8") {
+    QuantizeFp8Call c;
+    c.x = t("x");
+    c.block = parse_block(attrs);
+    c.pow2_scales = attrs.get_bool("pow2_scales", false);
+    if (c.x.rank() != 2) throw_invalid_argument(op, "x", "rank 2", c.x.shape.str());
+    y.make_pair(attrs.get_dtype("format", DType::f8e4m3), c.x.shape, DType::f32,
+                ops::fp8_scales_shape(c.block, c.x.shape[0], c.x.shape[1]));
+    c.y = y.tensor->view;
+    c.scales = y.second->view;
+    return c;
+  }
+  if (op == "dequantize_fp8") {
+    DequantizeFp8Call c;
+    c.y = t("y");
+    c.scales = t("scales");
+    c.block = parse_block(attrs);
+    c.x = y.make(attrs.get_dtype("dtype", DType::f32), c.y.shape);
+    return c;
+  }
+  if (op == "gemm_fp8" || op == "gemm_fp8_grouped") {
+    const bool grouped = op == "gemm_fp8_grouped";
+    Tensor a = t("a"), b = t("b");
+    if (a.rank() != 2) throw_invalid_argument(op, "a", "rank 2", a.shape.str());
+    if (b.rank() != (grouped ? 3 : 2)) throw_invalid_argument(op, "b", grouped ? "rank 3" : "rank 2", b.shape.str());
+    Fp8Epilogue e;
+    e.alpha = attrs.get_float("alpha", 1.0f);
+    e.beta = attrs.get_float("beta", 0.0f);
+    e.activation = parse_activation(attrs);
+    e.bias = opt("bias");
+    Tensor c_tensor;
+    if (auto c = opt("c")) {
+      if (!y.out.is_none()) throw tools::UsageError(fmt::format("{}: give c or out=, not both (c is the output)", op));
+      if (attrs.has("dtype")) throw tools::UsageError(fmt::format("{}: 'dtype' sets C's dtype only when c is absent", op));
+      c_tensor = *c;
+      y.tensor = in.at("c");
+    } else {
+      c_tensor = y.make(attrs.get_dtype("dtype", e.bias ? e.bias->dtype : DType::bf16),
+                        Shape{a.shape[0], grouped ? b.shape[1] : b.shape[0]});
+      if (y.out.is_none()) e.beta = 0.0f;
+    }
+    if (grouped) return GemmFp8GroupedCall{a, t("a_scales"), b, t("b_scales"), t("offsets"), c_tensor, e};
+    return GemmFp8Call{a, t("a_scales"), b, t("b_scales"), c_tensor, e};
+  }
   throw_unsupported("python", op, "the Python module (an op of the table it does not build yet)");
 }
 
@@ -297,7 +368,7 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
     if (v.is_none() || in.count(name)) continue;
     // rope's positions are i32 (NumPy's integers are i64), as in `hal run`.
     std::optional<DType> dt;
-    if (op == "rope" && name == "positions") dt = DType::i32;
+    if ((op == "rope" && name == "positions") || name == "offsets") dt = DType::i32;
     in.emplace(name, tensor_argument(v, dev, dt));
   }
   Output y{out, *dev, std::nullopt};
@@ -308,6 +379,7 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
     py::gil_scoped_release release;
     ops::run(s, call);
   }
+  if (y.second) return py::make_tuple(*y.tensor, *y.second);
   return py::cast(*y.tensor);
 }
 

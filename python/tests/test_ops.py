@@ -243,3 +243,53 @@ def test_inputs_may_be_array_likes_and_strided_views(rng):
     view = hal.from_dlpack(x[::2, 1::3])
     np.testing.assert_array_equal(hal.ops.neg(view).numpy(), -x[::2, 1::3])
     np.testing.assert_array_equal(hal.ops.add([1.0, 2.0], [3.0, 4.0]).numpy(), [4.0, 6.0])
+
+
+FP8_OPS = {"quantize_fp8", "dequantize_fp8", "gemm_fp8", "gemm_fp8_grouped"}
+COVERED |= FP8_OPS
+
+
+def quantized(x, block):
+    y, scales = hal.ops.quantize_fp8(h(x), block=block)
+    return y, scales
+
+
+def test_quantize_dequantize_fp8_round_trip(rng):
+    x = rng.standard_normal((4, 256)).astype(np.float32)
+    y, scales = quantized(x, "1x128")
+    assert y.dtype == hal.f8e4m3 and y.shape == (4, 256) and scales.shape == (4, 2) and scales.dtype == hal.f32
+    s = scales.numpy()
+    np.testing.assert_allclose(s, np.abs(x).reshape(4, 2, 128).max(-1) / 448, rtol=1e-6)  # amax -> 448
+    back = hal.ops.dequantize_fp8(y, scales, block="1x128").numpy()
+    np.testing.assert_allclose(back, x, rtol=2**-4, atol=2**-9 * np.repeat(s, 128, axis=1).max())
+    out = (hal.empty((4, 256), dtype="f8e5m2"), hal.empty((4, 2)))
+    y2, s2 = hal.ops.quantize_fp8(h(x), format="f8e5m2", out=out)
+    assert y2.data_ptr == out[0].data_ptr and s2.data_ptr == out[1].data_ptr and y2.dtype == hal.f8e5m2
+
+
+def test_gemm_fp8_against_the_dequantized_product(rng):
+    a = rng.standard_normal((4, 256)).astype(np.float32)
+    b = rng.standard_normal((128, 256)).astype(np.float32)
+    ya, sa = quantized(a, "1x128")
+    yb, sb = quantized(b, "128x128")
+    da = hal.ops.dequantize_fp8(ya, sa, block="1x128").numpy().astype(np.float64)
+    db = hal.ops.dequantize_fp8(yb, sb, block="128x128").numpy().astype(np.float64)
+    c = hal.ops.gemm_fp8(ya, sa, yb, sb, dtype="f32")
+    assert c.shape == (4, 128) and c.dtype == hal.f32
+    want = da @ db.T
+    np.testing.assert_allclose(c.numpy(), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_gemm_fp8_grouped_uses_each_groups_rows(rng):
+    a = rng.standard_normal((5, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 256)).astype(np.float32)  # two experts of [128, 256]
+    ya, sa = quantized(a, "1x128")
+    yb, sb = quantized(b, "128x128")
+    db = hal.ops.dequantize_fp8(yb, sb, block="128x128").numpy().astype(np.float64).reshape(2, 128, 256)
+    da = hal.ops.dequantize_fp8(ya, sa, block="1x128").numpy().astype(np.float64)
+    b3 = hal.asarray(yb.numpy().reshape(2, 128, 256), dtype="f8e4m3")  # exact: the values are fp8
+    s3 = hal.asarray(sb.numpy().reshape(2, 1, 2))
+    offsets = np.array([0, 2, 5])
+    c = hal.ops.gemm_fp8_grouped(ya, sa, b3, s3, offsets, dtype="f32").numpy()
+    want = np.concatenate([da[:2] @ db[0].T, da[2:] @ db[1].T])
+    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
