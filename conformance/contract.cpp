@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "conformance/fp8_contract.h"
+#include "conformance/contract_training.h"
 #include "conformance/tensor_util.h"
 #include "hal/shape.h"
 #include "ops/ops.h"
@@ -360,8 +361,7 @@ std::vector<double> attention_bounds(const AttentionCall& c, std::span<const dou
 std::vector<double> element_bounds(const OpCall& given, std::size_t output, std::span<const double> ref,
                                    DType out_dtype) {
   const Finisher fin{out_dtype};
-  // Every op below has a single output; an op with several dispatches on `output`.
-  (void)output;
+  // The forward ops below have a single output; the training ops dispatch on `output`.
   // Resolve defaults the way every backend sees them (rotary_dim 0 -> head_dim,
   // attention scale 0 -> 1/sqrt(d), negative axes).
   const OpCall call = ops::validate(given);
@@ -379,6 +379,11 @@ std::vector<double> element_bounds(const OpCall& given, std::size_t output, std:
         else if constexpr (std::is_same_v<C, AttentionCall>) return attention_bounds(c, ref, fin);
         else if constexpr (std::is_same_v<C, GemmFp8Call>) return gemm_fp8_bounds(c, ref, out_dtype);
         else if constexpr (std::is_same_v<C, GemmFp8GroupedCall>) return gemm_fp8_grouped_bounds(c, ref, out_dtype);
+        // training ops (contract_training.cpp)
+        else if constexpr (std::is_same_v<C, RopeBackwardCall>)
+          return rope_bounds(RopeCall{c.dy, c.positions, c.dx, c.theta, c.style, c.rotary_dim, c.inv_freq}, ref, fin);
+        else if constexpr (requires { training_bounds(c, output, ref, Finish(fin)); })
+          return training_bounds(c, output, ref, Finish(fin));
         else return std::vector<double>(ref.size(), 0.0);  // cast, embedding, copy, fill_random: exact
       },
       call);

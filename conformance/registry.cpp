@@ -32,6 +32,7 @@ const std::vector<Case>& all_cases() {
     cases::add_misc(v);
     cases::add_fp8(v);
     cases::add_model(v);
+    cases::add_training(v);
     return v;
   }();
   return cases;

@@ -28,4 +28,15 @@ void dequantize_fp8(const DequantizeFp8Call& call);
 void gemm_fp8(const GemmFp8Call& call);                 // also the f64 oracle form
 void gemm_fp8_grouped(const GemmFp8GroupedCall& call);  // checks the offsets before writing
 
+// training (hal/op_training.h)
+void softmax_backward(const SoftmaxBackwardCall& call);
+void norm_backward(const NormBackwardCall& call);
+void unary_backward(const UnaryBackwardCall& call);
+void swiglu_backward(const SwigluBackwardCall& call);
+void cross_entropy(const CrossEntropyCall& call);
+void embedding_backward(const EmbeddingBackwardCall& call);
+void adamw(const AdamwCall& call);
+void global_norm(const GlobalNormCall& call);
+void rope_backward(const RopeBackwardCall& call);
+
 }  // namespace hal::cpu_ref

@@ -20,7 +20,8 @@ namespace hal::cpu_ref {
 
 namespace {
 
-template <class T> void rope_typed(const RopeCall& call) {
+// `inverse` turns by -angle: rope_backward (the rotation's transpose).
+template <class T> void rope_typed(const RopeCall& call, bool inverse) {
   const Tensor& x = call.x;
   const Tensor& y = call.y;
   const Tensor& pos = call.positions;
@@ -56,7 +57,7 @@ template <class T> void rope_typed(const RopeCall& call) {
       for (std::int64_t i = 0; i < half; ++i) {
         const T angle = p * inv_freq[i];
         cos_t[i] = std::cos(angle);
-        sin_t[i] = std::sin(angle);
+        sin_t[i] = inverse ? -std::sin(angle) : std::sin(angle);
       }
       for (std::int64_t h = 0; h < heads; ++h) {
         const std::int64_t x_start = x.offset + b * x.strides[0] + s * x.strides[1] + h * x.strides[2];
@@ -79,10 +80,18 @@ template <class T> void rope_typed(const RopeCall& call) {
 
 void rope(const RopeCall& call) {
   if (call.y.dtype == DType::f64) {
-    rope_typed<double>(call);
+    rope_typed<double>(call, false);
   } else {
-    rope_typed<float>(call);
+    rope_typed<float>(call, false);
   }
+}
+
+void rope_backward(const RopeBackwardCall& call) {
+  const RopeCall as_rope{call.dy, call.positions, call.dx, call.theta, call.style, call.rotary_dim, call.inv_freq};
+  if (call.dx.dtype == DType::f64)
+    rope_typed<double>(as_rope, true);
+  else
+    rope_typed<float>(as_rope, true);
 }
 
 }  // namespace hal::cpu_ref

@@ -84,6 +84,20 @@ std::string_view op_name(const OpCall& call) {
     std::string_view operator()(const DequantizeFp8Call&) const { return "dequantize_fp8"; }
     std::string_view operator()(const GemmFp8Call&) const { return "gemm_fp8"; }
     std::string_view operator()(const GemmFp8GroupedCall&) const { return "gemm_fp8_grouped"; }
+    // training (hal/op_training.h)
+    std::string_view operator()(const SoftmaxBackwardCall& c) const {
+      return c.log ? "log_softmax_backward" : "softmax_backward";
+    }
+    std::string_view operator()(const NormBackwardCall& c) const {
+      return c.rms ? "rmsnorm_backward" : "layernorm_backward";
+    }
+    std::string_view operator()(const UnaryBackwardCall& c) const { return unary_backward_name(c.kind); }
+    std::string_view operator()(const SwigluBackwardCall&) const { return "swiglu_backward"; }
+    std::string_view operator()(const CrossEntropyCall&) const { return "cross_entropy"; }
+    std::string_view operator()(const EmbeddingBackwardCall&) const { return "embedding_backward"; }
+    std::string_view operator()(const AdamwCall&) const { return "adamw_step"; }
+    std::string_view operator()(const GlobalNormCall&) const { return "global_norm"; }
+    std::string_view operator()(const RopeBackwardCall&) const { return "rope_backward"; }
   };
   return std::visit(Namer{}, call);
 }

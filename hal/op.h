@@ -221,13 +221,18 @@ struct FillRandomCall {
 // The scaled-FP8 calls (quantize_fp8, dequantize_fp8, gemm_fp8,
 // gemm_fp8_grouped); they use Activation and TensorRole from above.
 #include "hal/op_fp8.h"
+// The training calls (backward ops, losses, optimizer steps).
+#include "hal/op_training.h"
 
 namespace hal {
 
 using OpCall = std::variant<GemmCall, BinaryCall, UnaryCall, SwigluCall, ReduceCall, SoftmaxCall,
                             NormCall, RopeCall, CastCall, EmbeddingCall, AttentionCall, CopyCall,
                             FillRandomCall,
-                            QuantizeFp8Call, DequantizeFp8Call, GemmFp8Call, GemmFp8GroupedCall>;
+                            QuantizeFp8Call, DequantizeFp8Call, GemmFp8Call, GemmFp8GroupedCall,
+                            // training (hal/op_training.h)
+                            SoftmaxBackwardCall, NormBackwardCall, UnaryBackwardCall, SwigluBackwardCall,
+                            CrossEntropyCall, EmbeddingBackwardCall, AdamwCall, GlobalNormCall, RopeBackwardCall>;
 
 // Calls f(std::string_view name, Tensor& tensor, TensorRole role) (const
 // Tensor& for a const call) for every tensor of the call, inputs first, then

@@ -38,8 +38,8 @@ std::vector<const Tensor*> tensors_of(const OpCall& call) {
           out = {&c.q, &c.k, &c.v, &c.y};
         } else if constexpr (std::is_same_v<C, FillRandomCall>) {
           out = {&c.y};
-        } else if constexpr (std::is_same_v<C, QuantizeFp8Call> || std::is_same_v<C, DequantizeFp8Call> ||
-                             std::is_same_v<C, GemmFp8Call> || std::is_same_v<C, GemmFp8GroupedCall>) {
+        } else {
+          // Every other call (fp8, training): the walk of hal/op.h.
           C::each_tensor(c, [&](std::string_view, const Tensor& t, TensorRole) { out.push_back(&t); });
         }
       },

@@ -136,3 +136,6 @@ void gemm_fp8_grouped(Stream& s, const Tensor& a, const Tensor& a_scales, const 
                       const Tensor& offsets, const Tensor& c, const Fp8Epilogue& epilogue = {});
 
 }  // namespace hal::ops
+
+// The training ops: backward passes, the fused loss, the optimizer step.
+#include "ops/training.h"

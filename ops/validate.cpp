@@ -2,6 +2,7 @@
 // checks (ops/validate_<family>.cpp), which return it with defaults resolved.
 #include "hal/error.h"
 #include "ops/ops.h"
+#include "ops/validate_training.h"
 #include "ops/validate_util.h"
 
 namespace hal::ops {
@@ -26,6 +27,16 @@ OpCall validate(const OpCall& call) {
     OpCall operator()(const DequantizeFp8Call& c) const { return validate_dequantize_fp8(c); }
     OpCall operator()(const GemmFp8Call& c) const { return validate_gemm_fp8(c); }
     OpCall operator()(const GemmFp8GroupedCall& c) const { return validate_gemm_fp8_grouped(c); }
+    // training (ops/validate_training.cpp)
+    OpCall operator()(const SoftmaxBackwardCall& c) const { return validate_softmax_backward(c); }
+    OpCall operator()(const NormBackwardCall& c) const { return validate_norm_backward(c); }
+    OpCall operator()(const UnaryBackwardCall& c) const { return validate_unary_backward(c); }
+    OpCall operator()(const SwigluBackwardCall& c) const { return validate_swiglu_backward(c); }
+    OpCall operator()(const CrossEntropyCall& c) const { return validate_cross_entropy(c); }
+    OpCall operator()(const EmbeddingBackwardCall& c) const { return validate_embedding_backward(c); }
+    OpCall operator()(const AdamwCall& c) const { return validate_adamw(c); }
+    OpCall operator()(const GlobalNormCall& c) const { return validate_global_norm(c); }
+    OpCall operator()(const RopeBackwardCall& c) const { return validate_rope_backward(c); }
   };
   return std::visit(Validator{}, call);
 }

@@ -10,6 +10,7 @@
 #include "hal/error.h"
 #include "ops/ops.h"
 #include "tools/cli.h"
+#include "tools/run_ops_training.h"
 
 namespace hal::tools {
 
@@ -56,6 +57,7 @@ const std::vector<OpSpec>& table() {
     v.push_back({"gemm_fp8_grouped", {"a", "a_scales", "b", "b_scales", "offsets"}, {"c", "bias"},
                  {"alpha", "beta", "activation", "dtype"},
                  "gemm_fp8 per expert: rows offsets[g]..offsets[g+1] of a with b[g] [G, N, K]"});
+    add_training_op_specs(v);
     return v;
   }();
   return specs;
@@ -306,8 +308,9 @@ BuiltCall build_fp8(std::string_view op, const std::map<std::string, HostArray>&
 }  // namespace
 
 BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>& in, const Attrs& attrs,
-                     const std::set<std::string>& /*requested*/, DeviceArena& arena) {
+                     const std::set<std::string>& requested, DeviceArena& arena) {
   const std::string_view op = spec.name;
+  if (auto training = build_training_call(spec, in, attrs, requested, arena)) return std::move(*training);
   if (op == "gemm") return build_gemm(in, attrs, arena);
   for (BinaryKind k : {BinaryKind::add, BinaryKind::sub, BinaryKind::mul, BinaryKind::div, BinaryKind::maximum,
                        BinaryKind::minimum}) {

@@ -66,6 +66,16 @@ void CpuDevice::execute(StreamImpl&, const OpCall& call) {
     void operator()(const DequantizeFp8Call& c) const { cpu_ref::dequantize_fp8(c); }
     void operator()(const GemmFp8Call& c) const { cpu_ref::gemm_fp8(c); }
     void operator()(const GemmFp8GroupedCall& c) const { cpu_ref::gemm_fp8_grouped(c); }
+    // training (hal/op_training.h)
+    void operator()(const SoftmaxBackwardCall& c) const { cpu_ref::softmax_backward(c); }
+    void operator()(const NormBackwardCall& c) const { cpu_ref::norm_backward(c); }
+    void operator()(const UnaryBackwardCall& c) const { cpu_ref::unary_backward(c); }
+    void operator()(const SwigluBackwardCall& c) const { cpu_ref::swiglu_backward(c); }
+    void operator()(const CrossEntropyCall& c) const { cpu_ref::cross_entropy(c); }
+    void operator()(const EmbeddingBackwardCall& c) const { cpu_ref::embedding_backward(c); }
+    void operator()(const AdamwCall& c) const { cpu_ref::adamw(c); }
+    void operator()(const GlobalNormCall& c) const { cpu_ref::global_norm(c); }
+    void operator()(const RopeBackwardCall& c) const { cpu_ref::rope_backward(c); }
   };
   std::visit(Run{}, call);
 }

@@ -13,6 +13,7 @@
 #include "hal/device.h"
 #include "hal/error.h"
 #include "hal/op.h"
+#include "backends/gpu/support.h"
 
 namespace hal::gpu {
 
@@ -36,6 +37,8 @@ template <class Stream> void run_op(Stream& s, const OpCall& call) {
         else if constexpr (std::is_same_v<T, QuantizeFp8Call> || std::is_same_v<T, DequantizeFp8Call> ||
                            std::is_same_v<T, GemmFp8Call> || std::is_same_v<T, GemmFp8GroupedCall>)
           throw Error(ErrorCode::unsupported, fmt::format("{}: no GPU kernel yet", op_name(call)));  // supports() declines first
+        else if constexpr (gpu_lacks_kernel_v<T>)
+          throw Error(ErrorCode::unsupported, fmt::format("{} has no GPU kernel yet", op_name(call)));
         else static_assert(!sizeof(T), "an op call without a GPU launcher");
       },
       call);

@@ -27,7 +27,10 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
   return std::visit(
       [&](const auto& c) -> Support {
         using T = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<T, BinaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
+        if constexpr (gpu_lacks_kernel_v<T>)
+          return Support{false, fmt::format("{}: {} has no GPU kernel yet (it runs on the cpu device)", backend,
+                                            op_name(call))};
+        else if constexpr (std::is_same_v<T, BinaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
         else if constexpr (std::is_same_v<T, UnaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
         else if constexpr (std::is_same_v<T, SwigluCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
         else if constexpr (std::is_same_v<T, CastCall>) {

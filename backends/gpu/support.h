@@ -8,7 +8,19 @@
 #include "hal/device.h"
 #include "hal/op.h"
 
+#include <type_traits>
+
 namespace hal {
+
+// The op calls no GPU kernel implements yet (the training ops run on the CPU
+// only): the support matrix declines them by name, and the dispatch has no
+// launcher to find for them.
+template <class Call>
+inline constexpr bool gpu_lacks_kernel_v =
+    std::is_same_v<Call, SoftmaxBackwardCall> || std::is_same_v<Call, NormBackwardCall> ||
+    std::is_same_v<Call, UnaryBackwardCall> || std::is_same_v<Call, SwigluBackwardCall> ||
+    std::is_same_v<Call, CrossEntropyCall> || std::is_same_v<Call, EmbeddingBackwardCall> ||
+    std::is_same_v<Call, AdamwCall> || std::is_same_v<Call, GlobalNormCall> || std::is_same_v<Call, RopeBackwardCall>;
 
 Support gpu_supports_call(std::string_view backend, const OpCall& call);
 

@@ -108,6 +108,14 @@ TEST(Registry, GlobAndCatalogue) {
   for (const Case& c : all_cases()) EXPECT_TRUE(names.insert(c.name).second) << "duplicate " << c.name;
 }
 
+TEST(Registry, TrainingOpsAreCovered) {
+  for (const char* op : {"softmax_backward", "log_softmax_backward", "layernorm_backward", "rmsnorm_backward",
+                         "gelu_backward", "gelu_tanh_backward", "silu_backward", "relu_backward", "sigmoid_backward",
+                         "tanh_backward", "exp_backward", "swiglu_backward", "cross_entropy", "embedding_backward",
+                         "adamw_step", "global_norm", "rope_backward"})
+    for (const char* dt : {"f32", "f16", "bf16"}) EXPECT_FALSE(select_cases(op, dt).empty()) << op << " " << dt;
+}
+
 // --- backend entries --------------------------------------------------------
 
 TEST_F(Conformance, AbsentDeviceSkipsWithTheBackendsReason) {
