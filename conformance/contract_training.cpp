@@ -56,13 +56,15 @@ double derivative_error(UnaryKind kind, double x) {
     case UnaryKind::gelu_tanh: {
       // a = k (x + c x^3) in fp32: seven roundings relative to its terms; s(a)
       // moves by s s(-a) per unit of a; x s s(-a) a' is a product of four
-      // values with their errors (a' = k (1 + 3 c x^2): six roundings).
+      // values with their errors (a' = k (1 + 3 c x^2): six roundings). s(a)
+      // flushes to 0 once exp(-a) overflows (a < -88.7): an absolute FLT_MIN in
+      // s, multiplied by the factor 1 + x s(-a) a' it carries.
       const double k = 1.59576912160573071176, c = 0.044715;
       const double a = k * (x + c * x * x * x), da = 7.0 * kU32 * k * (ax + c * ax * ax * ax);
       const double s = sigmoid(a), sm = sigmoid(-a), ap = k * (1.0 + 3.0 * c * x * x);
       const double term = ax * s * sm * ap;
       return s * (kT + sm * da) + term * (2.0 * kT + da + 9.0 * kU32) + kU32 * std::fabs(s + x * s * sm * ap) +
-             (1.0 + ax) * kFltMin;
+             (1.0 + ax * ap) * kFltMin;
     }
     default: return 0.0;
   }
