@@ -5,6 +5,13 @@
 // hal/op_training.h. A backward op computes from what the forward saw (its
 // input x, or its output y where the gradient needs only that) and the
 // gradient dy of its output.
+//
+// Gradients that need no op of their own, with forward ops (each under its
+// own bound): for C = A B (gemm), dA = dC B^T is gemm(dC, B, dA, {.trans_b =
+// true}) and dB = A^T dC is gemm(A, dC, dB, {.trans_a = true}); beta = 1 adds
+// into a gradient accumulated over micro-batches. A bias gradient is the sum
+// of dC over its rows: sum(dC viewed as [M, N], axis 0), a fixed-order
+// reduction (so deterministic too).
 #include <cstdint>
 #include <optional>
 

@@ -186,6 +186,23 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
+// The training ops' cases catch the same faults (on outputs that are written,
+// not accumulated: the planted value is computed from the call's inputs).
+INSTANTIATE_TEST_SUITE_P(
+    PlantedTraining, Faults,
+    ::testing::Values(FaultCase{Fault::beyond_bound, "layernorm_backward/f32/rows_7x1021", "> bound"},
+                      FaultCase{Fault::beyond_bound, "cross_entropy/bf16/mean_7x1021", "> bound"},
+                      FaultCase{Fault::beyond_bound, "gelu_tanh_backward/bf16/n_4099", "> bound"},
+                      FaultCase{Fault::write_past_end, "swiglu_backward/f16/n_4099", "past the end"},
+                      FaultCase{Fault::dropped_nan, "softmax_backward/f32/nan_dy_3x16", "NaN expected"},
+                      FaultCase{Fault::nondeterministic, "rmsnorm_backward/f32/many_rows_300x17", "not deterministic"}),
+    [](const ::testing::TestParamInfo<FaultCase>& info) {
+      std::string n = fault_device_name(info.param.fault).substr(7) + "_" + info.param.case_name;
+      for (char& ch : n)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
+
 // --- record / compare -------------------------------------------------------
 
 std::vector<const Case*> record_cases() {

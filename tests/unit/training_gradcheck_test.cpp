@@ -229,4 +229,31 @@ TEST(TrainingGradcheck, GlobalNormIsTheNormOfTheConcatenation) {
   EXPECT_NEAR(y[0], std::sqrt(dot(a, a) + dot(b, b)), 1e-12 * y[0]);
 }
 
+// The gemm backward recipe of ops/training.h: dA = dC B^T, dB = A^T dC (two
+// gemms with transposes, beta = 1 accumulating), dbias = sum of dC over rows.
+TEST(TrainingGradcheck, GemmBackwardRecipe) {
+  const std::int64_t m = 3, k = 4, n = 5;
+  Vec a = random_vec(12, 24), b = random_vec(20, 25), bias = random_vec(5, 26), dc = random_vec(15, 27);
+  auto forward = [&](Vec ai, Vec bi, Vec biasi) {
+    Vec c(15);
+    run(hal::GemmCall{f64(ai, {m, k}), f64(bi, {k, n}), f64(c, {m, n}), f64(biasi, {n})});
+    return dot(dc, c);
+  };
+  Vec da = random_vec(12, 28), db(20), dbias(5);
+  const Vec da0 = da;
+  hal::Stream s(cpu());
+  hal::ops::GemmOptions backward_a, backward_b;
+  backward_a.trans_b = true, backward_a.beta = 1.0f;
+  backward_b.trans_a = true;
+  hal::ops::gemm(s, f64(dc, {m, n}), f64(b, {k, n}), f64(da, {m, k}), backward_a);
+  hal::ops::gemm(s, f64(a, {m, k}), f64(dc, {m, n}), f64(db, {k, n}), backward_b);
+  hal::ops::sum(s, f64(dc, {m, n}), f64(dbias, {n}), {.axis = 0});
+  s.synchronize();
+  Vec want_da = numeric_gradient([&](const Vec& v) { return forward(v, b, bias); }, a);
+  for (std::size_t i = 0; i < want_da.size(); ++i) want_da[i] += da0[i];  // beta = 1 accumulated
+  expect_gradient(da, want_da, "dA");
+  expect_gradient(db, numeric_gradient([&](const Vec& v) { return forward(a, v, bias); }, b), "dB");
+  expect_gradient(dbias, numeric_gradient([&](const Vec& v) { return forward(a, b, v); }, bias), "dbias");
+}
+
 }  // namespace
