@@ -39,11 +39,7 @@
 // Never compile this header with -ffast-math / --use_fast_math.
 #include <cstdint>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define HAL_HOST_DEVICE __host__ __device__
-#else
-#define HAL_HOST_DEVICE
-#endif
+#include "hal/host_device.h"
 
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define HAL_PHILOX_DEVICE_PASS 1

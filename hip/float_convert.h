@@ -11,23 +11,17 @@
 //     docs/porting.md.
 #include <stdint.h>
 
-#ifndef HAL_HIP_HD
-#if defined(__HIPCC__)
-#define HAL_HIP_HD __host__ __device__
-#else
-#define HAL_HIP_HD
-#endif
-#endif
+#include "hal/host_device.h"
 
 namespace hal::hip {
 
-HAL_HIP_HD inline uint32_t f32_bits(float v) { return __builtin_bit_cast(uint32_t, v); }
-HAL_HIP_HD inline float bits_f32(uint32_t b) { return __builtin_bit_cast(float, b); }
+HAL_HOST_DEVICE inline uint32_t f32_bits(float v) { return __builtin_bit_cast(uint32_t, v); }
+HAL_HOST_DEVICE inline float bits_f32(uint32_t b) { return __builtin_bit_cast(float, b); }
 
 // |v| = mant * 2^exp encoded in a format with `mant_bits` stored bits and
 // smallest normal exponent `exp_min`, rounded to nearest even. May exceed the
 // largest finite encoding; callers clamp. Mirrors hal/dtype.cpp encode_magnitude.
-HAL_HIP_HD inline uint32_t encode_rne(uint32_t abs_bits, int mant_bits, int exp_min) {
+HAL_HOST_DEVICE inline uint32_t encode_rne(uint32_t abs_bits, int mant_bits, int exp_min) {
   const uint32_t e = abs_bits >> 23, m = abs_bits & 0x7FFFFFu;
   const uint64_t mant = e == 0 ? m : (m | 0x800000u);
   const int exp = e == 0 ? -149 : static_cast<int>(e) - 150;
@@ -50,7 +44,7 @@ HAL_HIP_HD inline uint32_t encode_rne(uint32_t abs_bits, int mant_bits, int exp_
 }
 
 // Decodes magnitude bits of a narrow format (not Inf/NaN) into f32 bits.
-HAL_HIP_HD inline uint32_t decode_bits(uint32_t abs_bits, int mant_bits, int exp_min) {
+HAL_HOST_DEVICE inline uint32_t decode_bits(uint32_t abs_bits, int mant_bits, int exp_min) {
   const uint32_t mask = (1u << mant_bits) - 1;
   uint32_t m = abs_bits & mask;
   int e = static_cast<int>(abs_bits >> mant_bits);
@@ -66,7 +60,7 @@ HAL_HIP_HD inline uint32_t decode_bits(uint32_t abs_bits, int mant_bits, int exp
   return static_cast<uint32_t>(e - 1 + exp_min + 127) << 23 | m << (23 - mant_bits);
 }
 
-HAL_HIP_HD inline uint16_t f32_to_ieee16(float v, int mant_bits, int exp_min, uint32_t inf_bits) {
+HAL_HOST_DEVICE inline uint16_t f32_to_ieee16(float v, int mant_bits, int exp_min, uint32_t inf_bits) {
   const uint32_t b = f32_bits(v), sign = b >> 31, abs = b & 0x7FFFFFFFu;
   if (abs > 0x7F800000u) return 0x7FFF;
   uint32_t enc;
@@ -79,7 +73,7 @@ HAL_HIP_HD inline uint16_t f32_to_ieee16(float v, int mant_bits, int exp_min, ui
   return static_cast<uint16_t>(sign << 15 | enc);
 }
 
-HAL_HIP_HD inline uint8_t f32_to_fp8(float v, int mant_bits, int exp_min, uint32_t max_bits,
+HAL_HOST_DEVICE inline uint8_t f32_to_fp8(float v, int mant_bits, int exp_min, uint32_t max_bits,
                                               uint32_t nan_bits) {
   const uint32_t b = f32_bits(v), sign = b >> 31, abs = b & 0x7FFFFFFFu;
   uint32_t enc;
@@ -93,36 +87,36 @@ HAL_HIP_HD inline uint8_t f32_to_fp8(float v, int mant_bits, int exp_min, uint32
   return static_cast<uint8_t>(sign << 7 | enc);
 }
 
-HAL_HIP_HD inline float f16_to_f32(uint16_t h) {
+HAL_HOST_DEVICE inline float f16_to_f32(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h >> 15) << 31, abs = h & 0x7FFFu;
   if (abs >= 0x7C00u) return bits_f32(sign | 0x7F800000u | (abs & 0x3FFu) << 13);
   return bits_f32(sign | decode_bits(abs, 10, -14));
 }
-HAL_HIP_HD inline uint16_t f32_to_f16(float v) { return f32_to_ieee16(v, 10, -14, 0x7C00u); }
-HAL_HIP_HD inline float bf16_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
-HAL_HIP_HD inline uint16_t f32_to_bf16(float v) { return f32_to_ieee16(v, 7, -126, 0x7F80u); }
+HAL_HOST_DEVICE inline uint16_t f32_to_f16(float v) { return f32_to_ieee16(v, 10, -14, 0x7C00u); }
+HAL_HOST_DEVICE inline float bf16_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
+HAL_HOST_DEVICE inline uint16_t f32_to_bf16(float v) { return f32_to_ieee16(v, 7, -126, 0x7F80u); }
 // The same result as f32_to_bf16 for every input in a few integer ops (the
 // carry of the rounding increment runs into the exponent, so overflow gives
 // infinity by itself); for hot loops such as the attention kernel's P.
-HAL_HIP_HD inline uint16_t f32_to_bf16_fast(float v) {
+HAL_HOST_DEVICE inline uint16_t f32_to_bf16_fast(float v) {
   const uint32_t b = f32_bits(v);
   if ((b & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFF;
   return static_cast<uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
 }
 
 // OCP e4m3fn: 0x7F / 0xFF is the only NaN, no infinity, max 0x7E = 448.
-HAL_HIP_HD inline float f8e4m3_to_f32(uint8_t b) {
+HAL_HOST_DEVICE inline float f8e4m3_to_f32(uint8_t b) {
   const uint32_t sign = static_cast<uint32_t>(b >> 7) << 31, abs = b & 0x7Fu;
   if (abs == 0x7Fu) return bits_f32(sign | 0x7FC00000u);
   return bits_f32(sign | decode_bits(abs, 3, -6));
 }
-HAL_HIP_HD inline uint8_t f32_to_f8e4m3(float v) { return f32_to_fp8(v, 3, -6, 0x7Eu, 0x7Fu); }
+HAL_HOST_DEVICE inline uint8_t f32_to_f8e4m3(float v) { return f32_to_fp8(v, 3, -6, 0x7Eu, 0x7Fu); }
 // OCP e5m2: IEEE-like, max 0x7B = 57344; saturating.
-HAL_HIP_HD inline float f8e5m2_to_f32(uint8_t b) {
+HAL_HOST_DEVICE inline float f8e5m2_to_f32(uint8_t b) {
   const uint32_t sign = static_cast<uint32_t>(b >> 7) << 31, abs = b & 0x7Fu;
   if (abs >= 0x7Cu) return bits_f32(sign | 0x7F800000u | (abs & 0x3u) << 21);
   return bits_f32(sign | decode_bits(abs, 2, -14));
 }
-HAL_HIP_HD inline uint8_t f32_to_f8e5m2(float v) { return f32_to_fp8(v, 2, -14, 0x7Bu, 0x7Eu); }
+HAL_HOST_DEVICE inline uint8_t f32_to_f8e5m2(float v) { return f32_to_fp8(v, 2, -14, 0x7Bu, 0x7Eu); }
 
 }  // namespace hal::hip

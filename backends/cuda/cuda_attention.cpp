@@ -14,9 +14,9 @@
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
+#include "backends/gpu/kernel_args.h"
 #include "hal/error.h"
-#include "ptx/kernels/attention_flash_params.h"
-#include "ptx/kernels/attention_params.h"
+#include "ptx/kernels/attention_geometry.h"
 
 namespace hal::cuda {
 
@@ -38,7 +38,7 @@ bool rows_are_16_byte_aligned(const Tensor& t) {
 }
 
 // The kernel name, or nullptr when the call needs the general kernel.
-const char* flash_kernel(CudaStream& s, const AttentionCall& call, const ptx::AttentionParams& p) {
+const char* flash_kernel(CudaStream& s, const AttentionCall& call, const kernel_params::AttentionParams& p) {
   const DType t = call.q.dtype;
   if (t != DType::f16 && t != DType::bf16) return nullptr;
   if (call.k.dtype != t || call.v.dtype != t || call.y.dtype != t) return nullptr;
@@ -61,28 +61,7 @@ const char* flash_kernel(CudaStream& s, const AttentionCall& call, const ptx::At
 std::uint64_t attention_flash_launch_count() noexcept { return g_flash_launches.load(); }
 
 void run_attention(CudaStream& s, const AttentionCall& call) {
-  ptx::AttentionParams p{};
-  p.q = call.q.first();
-  p.k = call.k.first();
-  p.v = call.v.first();
-  p.y = call.y.first();
-  for (int d = 0; d < 4; ++d) {
-    p.q_stride[d] = call.q.strides[d];
-    p.k_stride[d] = call.k.strides[d];
-    p.v_stride[d] = call.v.strides[d];
-    p.y_stride[d] = call.y.strides[d];
-  }
-  p.batch = call.q.shape[0];
-  p.sq = call.q.shape[1];
-  p.hq = static_cast<std::int32_t>(call.q.shape[2]);
-  p.d = static_cast<std::int32_t>(call.q.shape[3]);
-  p.sk = call.k.shape[1];
-  p.hkv = static_cast<std::int32_t>(call.k.shape[2]);
-  p.dv = static_cast<std::int32_t>(call.v.shape[3]);
-  p.qkv_type = static_cast<std::uint8_t>(call.q.dtype);
-  p.y_type = static_cast<std::uint8_t>(call.y.dtype);
-  p.causal = call.causal;
-  p.scale = call.scale;
+  const kernel_params::AttentionParams p = gpu::attention_params(call, "cuda");
   const std::int64_t rows = p.batch * p.sq * p.hq;
   if (rows == 0 || p.dv == 0) return;
 

@@ -1,11 +1,10 @@
 // Launcher of embedding (ptx/kernels/embedding.cu): the shared GPU launcher
-// (backends/gpu/embedding_launcher.h) on CUDA's kernel parameters.
+// (backends/gpu/embedding_launcher.h) on Cuda's streams and grids.
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_kernel_args.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_stream.h"
 #include "backends/gpu/embedding_launcher.h"
-#include "ptx/kernels/embedding_params.h"
 
 namespace hal::cuda {
 
@@ -14,12 +13,6 @@ namespace {
 struct CudaEmbedding {
   using Stream = CudaStream;
   using LaunchShape = cuda::LaunchShape;
-  using IdRange = ptx::IdRange;
-  using CheckParams = ptx::EmbeddingCheckParams;
-  using GatherParams = ptx::EmbeddingGatherParams;
-  using KernelStrides = ptx::KernelStrides;
-  static ptx::KernelShape shape(const Shape& s) { return kernel_shape(s); }
-  static ptx::KernelStrides strides(const Strides& s) { return kernel_strides(s); }
   static LaunchShape grid(std::int64_t work, CudaStream& s) { return grid_stride_shape(work, stream_caps(s).sm_count); }
 };
 

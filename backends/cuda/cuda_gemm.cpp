@@ -16,7 +16,6 @@
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_stream.h"
 #include "hal/shape.h"
-#include "ptx/kernels/gemm_params.h"
 
 namespace hal::cuda {
 
@@ -28,18 +27,6 @@ constexpr unsigned kSm80SharedBytes = 4 * 2 * 128 * 32 * 2;  // Config::kSharedB
 constexpr int kGeneralTile = 64;                        // gemm_general.cu kTile
 
 bool stride_aligned16(std::int64_t elements) { return (elements * 2) % 16 == 0; }
-
-// The tensor-core kernels' epilogue form (ptx/kernels/gemm_params.h): plain
-// when C is stored as alpha * acc, rounded, with column pairs aligned.
-std::uint8_t epilogue_form(const ptx::GemmParams& p) {
-  const auto c_type = static_cast<DType>(p.c_type);
-  const bool plain_dtype = c_type == DType::f32 || c_type == DType::f16 || c_type == DType::bf16;
-  if (!plain_dtype || p.beta != 0.0f || p.bias != nullptr || p.activation != 0 || p.c_n_stride != 1 ||
-      p.c_m_stride % 2 != 0 || p.c_batch_stride % 2 != 0 ||
-      reinterpret_cast<std::uintptr_t>(p.c) % (2 * dtype_size(c_type)) != 0)
-    return ptx::kGemmEpilogueGeneral;
-  return ptx::kGemmEpiloguePlain;
-}
 
 // Operand with logical extents (rows, k) and strides (row_stride, k_stride):
 // usable by the tensor-core kernel as K-major (returns 1), MN-major (0) or not
@@ -56,35 +43,7 @@ int sm80_layout(std::int64_t rows, std::int64_t k, std::int64_t row_stride, std:
 
 void run_gemm(CudaStream& s, const GemmCall& call) {
   const Tensor& a = call.a;
-  const Tensor& b = call.b;
-  const Tensor& c = call.c;
-  const int ra = a.rank(), rb = b.rank(), rc = c.rank();
-
-  ptx::GemmParams p{};
-  p.a = a.first();
-  p.b = b.first();
-  p.c = c.first();
-  p.bias = call.bias ? call.bias->first() : nullptr;
-  p.bias_stride = call.bias ? call.bias->strides[0] : 1;
-  p.batch = rc == 3 ? c.shape[0] : 1;
-  p.m = c.shape[rc - 2];
-  p.n = c.shape[rc - 1];
-  p.k = call.trans_a ? a.shape[ra - 2] : a.shape[ra - 1];
-  p.a_m_stride = call.trans_a ? a.strides[ra - 1] : a.strides[ra - 2];
-  p.a_k_stride = call.trans_a ? a.strides[ra - 2] : a.strides[ra - 1];
-  p.b_k_stride = call.trans_b ? b.strides[rb - 1] : b.strides[rb - 2];
-  p.b_n_stride = call.trans_b ? b.strides[rb - 2] : b.strides[rb - 1];
-  p.a_batch_stride = (ra == 3 && a.shape[0] != 1) ? a.strides[0] : 0;  // batch 1 broadcasts
-  p.b_batch_stride = (rb == 3 && b.shape[0] != 1) ? b.strides[0] : 0;
-  p.c_batch_stride = rc == 3 ? c.strides[0] : 0;
-  p.c_m_stride = c.strides[rc - 2];
-  p.c_n_stride = c.strides[rc - 1];
-  p.ab_type = static_cast<std::uint8_t>(a.dtype);
-  p.c_type = static_cast<std::uint8_t>(c.dtype);
-  p.activation = static_cast<std::int32_t>(call.activation);
-  p.alpha = call.alpha;
-  p.beta = call.beta;
-  p.epilogue = epilogue_form(p);
+  kernel_params::GemmParams p = gpu::gemm_params(call);
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   if (try_gemm_sm90a(s, call, p)) return;
 
@@ -97,8 +56,10 @@ void run_gemm(CudaStream& s, const GemmCall& call) {
     const std::int64_t m_tiles = ceil_div(p.m, kSm80Tile), n_tiles = ceil_div(p.n, kSm80Tile);
     if (a_layout >= 0 && b_layout >= 0 && m_tiles <= kMaxGridYZ && p.batch <= kMaxGridYZ &&
         n_tiles <= 0x7fffffffLL) {
-      p.a_k_major = static_cast<std::uint8_t>(a_layout);
-      p.b_k_major = static_cast<std::uint8_t>(b_layout);
+      // The layouts the tensor-core kernel loads (K-contiguity alone leaves
+      // out operands with one row or one K column).
+      p.a_k_major = a_layout;
+      p.b_k_major = b_layout;
       LaunchShape shape;
       shape.grid[0] = static_cast<unsigned>(n_tiles);
       shape.grid[1] = static_cast<unsigned>(m_tiles);

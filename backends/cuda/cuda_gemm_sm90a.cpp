@@ -71,7 +71,7 @@ bool encode_gemm_sm90a_tile_map(ptx::TmaDescriptorBytes& out, const void* base, 
 // HAL_CUDA_DISABLE=wgmma turns the whole path off, =wgmma_bn only B [K,N].
 bool gemm_sm90a_switched_on() { return path_enabled("wgmma"); }
 
-bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const ptx::GemmParams& g) {
+bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const kernel_params::GemmParams& g) {
   const Tensor& a = call.a;
   const Tensor& b = call.b;
   const Tensor& c = call.c;

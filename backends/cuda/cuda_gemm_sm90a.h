@@ -6,8 +6,10 @@
 
 namespace hal::ptx {
 struct TmaDescriptorBytes;
-struct GemmParams;
 }  // namespace hal::ptx
+namespace hal::kernel_params {
+struct GemmParams;
+}  // namespace hal::kernel_params
 
 namespace hal::cuda {
 
@@ -21,7 +23,7 @@ class CudaStream;
 // returns false (nothing launched) otherwise. Needs gemm_sm90a_switched_on().
 // `g`: the call's kernel parameters as run_gemm built them (sizes, C, bias,
 // epilogue form); each batch's launch takes them with its own A, B and C.
-bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const ptx::GemmParams& g);
+bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const kernel_params::GemmParams& g);
 
 // Whether the run-time switches allow the path ("wgmma" not in HAL_CUDA_DISABLE).
 bool gemm_sm90a_switched_on();

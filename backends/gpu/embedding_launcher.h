@@ -9,19 +9,20 @@
 // id range back and SYNCHRONIZES the stream -- the one host round trip of the
 // simple ops, paid per embedding call -- then throws or queues the gather.
 //
-// `Backend` names what differs between vendors (see cuda_embedding.cpp):
-//   Stream, LaunchShape, IdRange, CheckParams, GatherParams, KernelStrides;
-//   shape(Shape), strides(Strides): the kernels' by-value shape/stride arrays;
-//   grid(work, stream): a grid-stride launch over `work` items.
+// The kernels take kernel_params/embedding.h. `Backend` names what differs
+// between vendors (see cuda_embedding.cpp): Stream, LaunchShape, and
+// grid(work, stream), a grid-stride launch over `work` items.
 // launch(stream, name, shape, params) is the backend's, found through Stream.
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <type_traits>
 
+#include "backends/gpu/kernel_args.h"
 #include "hal/device.h"
 #include "hal/error.h"
 #include "hal/op.h"
+#include "kernel_params/embedding.h"
 
 namespace hal::gpu {
 
@@ -45,19 +46,19 @@ void run_embedding(typename Backend::Stream& s, const EmbeddingCall& call) {
     ~Scratch() { dev.deallocate(ptr); }
     Scratch(const Scratch&) = delete;
     Scratch& operator=(const Scratch&) = delete;
-  } scratch(s.device(), sizeof(typename Backend::IdRange));
+  } scratch(s.device(), sizeof(kernel_params::IdRange));
 
-  typename Backend::CheckParams check{};
+  kernel_params::EmbeddingCheckParams check{};
   check.ids = ids.first();
-  check.range = static_cast<typename Backend::IdRange*>(scratch.ptr);
+  check.range = static_cast<kernel_params::IdRange*>(scratch.ptr);
   check.count = count;
   check.ids_are_i64 = ids.dtype == DType::i64 ? 1 : 0;
-  check.ids_shape = Backend::shape(ids.shape);
-  check.ids_strides = Backend::strides(ids.strides);
+  check.ids_shape = kernel_shape(ids.shape);
+  check.ids_strides = kernel_strides(ids.strides);
   typename Backend::LaunchShape one_block;
   one_block.block[0] = 256;
   launch(s, "embedding_check_ids", one_block, check);
-  typename Backend::IdRange range{};
+  kernel_params::IdRange range{};
   s.copy(&range, scratch.ptr, sizeof(range), CopyKind::device_to_host);
   s.synchronize();
   if (range.min_id < 0 || range.max_id >= vocab)
@@ -65,7 +66,7 @@ void run_embedding(typename Backend::Stream& s, const EmbeddingCall& call) {
                            fmt::format("ids ranging over [{}, {}]", range.min_id, range.max_id));
   if (dim == 0) return;
 
-  typename Backend::GatherParams p{};
+  kernel_params::EmbeddingGatherParams p{};
   p.table = table.first();
   p.ids = ids.first();
   p.y = y.first();
@@ -79,7 +80,7 @@ void run_embedding(typename Backend::Stream& s, const EmbeddingCall& call) {
   p.elem_bytes = static_cast<std::int32_t>(dtype_size(table.dtype));
   p.ids_shape = check.ids_shape;
   p.ids_strides = check.ids_strides;
-  typename Backend::KernelStrides y_rows{};
+  kernel_params::KernelStrides y_rows{};
   for (int d = 0; d < ids.rank(); ++d) y_rows.s[d] = y.strides[d];
   p.y_row_strides = y_rows;
   launch(s, "embedding_gather", Backend::grid(count * dim, s), p);

@@ -21,8 +21,7 @@
 #include "backends/hip/hip_ops.h"
 #include "backends/hip/hip_stream.h"
 #include "hal/error.h"
-#include "hip/kernels/attention_flash_params.h"
-#include "hip/kernels/attention_params.h"
+#include "hip/kernels/attention_geometry.h"
 
 namespace hal::hip {
 
@@ -48,7 +47,7 @@ bool rows_are_16_byte_aligned(const Tensor& t) {
 }
 
 // The flash kernel's name, or nullptr when the call needs the general kernel.
-const char* flash_kernel(const AttentionCall& c, const kernels::AttentionParams& p, const HipDeviceCaps& caps) {
+const char* flash_kernel(const AttentionCall& c, const kernel_params::AttentionParams& p, const HipDeviceCaps& caps) {
   const DType t = c.q.dtype;
   if (t != DType::f16 && t != DType::bf16) return nullptr;
   if (c.k.dtype != t || c.v.dtype != t || c.y.dtype != t) return nullptr;
@@ -71,30 +70,8 @@ const char* flash_kernel(const AttentionCall& c, const kernels::AttentionParams&
 
 AttentionLaunch attention_launch(const AttentionCall& c, const HipDeviceCaps& caps, bool flash_enabled) {
   AttentionLaunch l;
-  kernels::AttentionParams& p = l.params;
-  p.q = c.q.first();
-  p.k = c.k.first();
-  p.v = c.v.first();
-  p.y = c.y.first();
-  p.batch = c.q.shape[0];
-  p.sq = c.q.shape[1];
-  p.hq = c.q.shape[2];
-  p.d = c.q.shape[3];
-  p.sk = c.k.shape[1];
-  p.hkv = c.k.shape[2];
-  p.dv = c.v.shape[3];
-  for (int d = 0; d < 4; ++d) {
-    p.q_stride[d] = c.q.strides[d];
-    p.k_stride[d] = c.k.strides[d];
-    p.v_stride[d] = c.v.strides[d];
-    p.y_stride[d] = c.y.strides[d];
-  }
-  p.q_type = elem_type(c.q.dtype);
-  p.k_type = elem_type(c.k.dtype);
-  p.v_type = elem_type(c.v.dtype);
-  p.y_type = elem_type(c.y.dtype);
-  p.scale = c.scale;
-  p.causal = c.causal;
+  l.params = gpu::attention_params(c, "hip");
+  const kernel_params::AttentionParams& p = l.params;
   // Beyond the general kernel's reach (and never a flash shape).
   if (p.d > kernels::kAttentionMaxHeadDim || p.dv > kernels::kAttentionMaxHeadDim)
     throw Error(ErrorCode::unsupported, fmt::format("hip: attention is not supported for head dims {} / {} "

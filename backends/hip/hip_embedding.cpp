@@ -1,11 +1,10 @@
 // Launcher of embedding (hip/kernels/embedding.hip): the shared GPU launcher
-// (backends/gpu/embedding_launcher.h) on HIP's kernel parameters.
-#include "backends/gpu/embedding_launcher.h"
+// (backends/gpu/embedding_launcher.h) on Hip's streams and grids.
 #include "backends/hip/hip_device.h"
 #include "backends/hip/hip_kernel_args.h"
 #include "backends/hip/hip_ops.h"
 #include "backends/hip/hip_stream.h"
-#include "hip/kernels/embedding_params.h"
+#include "backends/gpu/embedding_launcher.h"
 
 namespace hal::hip {
 
@@ -14,12 +13,6 @@ namespace {
 struct HipEmbedding {
   using Stream = HipStream;
   using LaunchShape = hip::LaunchShape;
-  using IdRange = kernels::IdRange;
-  using CheckParams = kernels::EmbeddingCheckParams;
-  using GatherParams = kernels::EmbeddingGatherParams;
-  using KernelStrides = kernels::KernelStrides;
-  static kernels::KernelShape shape(const Shape& s) { return kernel_shape(s); }
-  static kernels::KernelStrides strides(const Strides& s) { return kernel_strides(s); }
   static LaunchShape grid(std::int64_t work, HipStream& s) { return grid_stride_shape(work, stream_caps(s).compute_units); }
 };
 

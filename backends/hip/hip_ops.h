@@ -5,11 +5,7 @@
 #include "hal/device.h"
 #include "hal/op.h"
 #include "backends/hip/hip_launch.h"
-#include "hip/kernels/attention_params.h"
-#include "hip/kernels/cast_copy_params.h"
-#include "hip/kernels/elementwise_params.h"
-#include "hip/kernels/gemm_params.h"
-#include "hip/kernels/rows_params.h"
+#include "kernel_params/attention.h"
 
 namespace hal::hip {
 
@@ -30,22 +26,6 @@ void run_copy(HipStream& s, const CopyCall& call);
 void run_embedding(HipStream& s, const EmbeddingCall& call);
 void run_fill_random(HipStream& s, const FillRandomCall& call);
 
-// GEMM operands as the kernels see them (strides of op(A), op(B), batch
-// broadcast); exposed for the host-side tests.
-kernels::GemmParams gemm_params(const GemmCall& call);
-
-// Arguments of hal_binary / hal_cast, vec16 (16-byte chunk path) included;
-// exposed for the host-side tests.
-kernels::BinaryParams binary_params(const BinaryCall& call);
-kernels::CastParams cast_params(const CastCall& call);
-
-// Arguments of hal_softmax / hal_norm / hal_reduce, the 16-byte vector path
-// flags (RowsLayout::x_vec16 / y_vec16, NormParams::weight_vec16 /
-// bias_vec16) included; exposed for the host-side tests (hip_rows.cpp).
-kernels::SoftmaxParams softmax_params(const SoftmaxCall& call);
-kernels::NormParams norm_params(const NormCall& call);
-kernels::ReduceParams reduce_params(const ReduceCall& call);
-
 // The attention kernel a call runs on (kernel == nullptr: nothing to do),
 // its geometry and arguments: attention_flash_* when the call qualifies
 // (hip_attention.cpp) and `flash_enabled`, attention_general otherwise.
@@ -53,7 +33,7 @@ kernels::ReduceParams reduce_params(const ReduceCall& call);
 struct AttentionLaunch {
   const char* kernel = nullptr;
   LaunchShape shape;
-  kernels::AttentionParams params{};
+  kernel_params::AttentionParams params{};
 };
 AttentionLaunch attention_launch(const AttentionCall& call, const HipDeviceCaps& caps, bool flash_enabled);
 

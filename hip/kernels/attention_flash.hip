@@ -30,14 +30,15 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "attention_flash_params.h"
-#include "attention_params.h"
+#include "attention_geometry.h"
 #include "hip/float_convert.h"
 #include "hip/mfma.h"
 #include "hip/wave.h"
+#include "kernel_params/attention.h"
 
 using namespace hal::hip;
 using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 namespace {
 

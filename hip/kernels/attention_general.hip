@@ -9,12 +9,14 @@
 // A row whose keys are all masked gives zeros, as softmax does.
 #include <hip/hip_runtime.h>
 
-#include "attention_params.h"
+#include "attention_geometry.h"
 #include "hip/element.h"
 #include "hip/wave.h"
+#include "kernel_params/attention.h"
 
 using namespace hal::hip;
 using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_general(AttentionParams p) {
   constexpr int kPerLane = kAttentionMaxHeadDim / kWaveSize;
@@ -32,7 +34,7 @@ extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_genera
 #pragma unroll
     for (int t = 0; t < kPerLane; ++t) {
       const int64_t c = lane + kWaveSize * t;
-      q[t] = c < p.d ? load_f32(p.q, p.q_type, b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2] + c * p.q_stride[3]) : 0.0f;
+      q[t] = c < p.d ? load_f32(p.q, p.qkv_type, b * p.q_stride[0] + i * p.q_stride[1] + h * p.q_stride[2] + c * p.q_stride[3]) : 0.0f;
       acc[t] = 0.0f;
     }
     // Keys j > i + (sk - sq) are masked under causal.
@@ -48,7 +50,7 @@ extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_genera
 #pragma unroll
       for (int t = 0; t < kPerLane; ++t) {
         const int64_t c = lane + kWaveSize * t;
-        if (c < p.d) part += q[t] * load_f32(p.k, p.k_type, kb + c * p.k_stride[3]);
+        if (c < p.d) part += q[t] * load_f32(p.k, p.qkv_type, kb + c * p.k_stride[3]);
       }
       const float s = wave_sum(part) * p.scale;
       const float m_new = fmaxf(m, s);
@@ -59,7 +61,7 @@ extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_genera
 #pragma unroll
       for (int t = 0; t < kPerLane; ++t) {
         const int64_t c = lane + kWaveSize * t;
-        if (c < p.dv) acc[t] = acc[t] * corr + w * load_f32(p.v, p.v_type, vb + c * p.v_stride[3]);
+        if (c < p.dv) acc[t] = acc[t] * corr + w * load_f32(p.v, p.qkv_type, vb + c * p.v_stride[3]);
       }
       m = m_new;
     }

@@ -5,11 +5,11 @@
 // bits, any strides (a permuted view into a contiguous y, ...).
 #include <hip/hip_runtime.h>
 
-#include "cast_copy_params.h"
 #include "hip/element.h"
+#include "kernel_params/cast_copy.h"
 
 using namespace hal::hip;
-using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 namespace {
 __device__ __forceinline__ int64_t global_thread() { return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }

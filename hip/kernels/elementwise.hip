@@ -10,11 +10,12 @@
 //   strided:    one element per thread, offsets from the strides (any view).
 #include <hip/hip_runtime.h>
 
-#include "elementwise_params.h"
 #include "hip/activation.h"
 #include "hip/element.h"
+#include "kernel_params/elementwise.h"
 
 namespace hal::hip::kernels {
+using namespace hal::kernel_params;
 namespace {
 
 // IEEE 754-2019 maximum/minimum: NaN wins, -0 < +0 (mirrors cpu_ref).
@@ -106,6 +107,7 @@ __device__ __forceinline__ void map_vec16(int64_t n, int32_t t, const void* x0, 
 
 using namespace hal::hip;
 using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 extern "C" __global__ __launch_bounds__(256) void hal_binary(BinaryParams p) {
   if (p.vec16) {

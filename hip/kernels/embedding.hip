@@ -3,9 +3,9 @@
 // any id was out of [0, vocab), before this kernel is queued.
 #include <hip/hip_runtime.h>
 
-#include "embedding_params.h"
+#include "kernel_params/embedding.h"
 
-using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 namespace {
 __device__ __forceinline__ int64_t load_id(const void* ids, int32_t is_i64, int64_t off) {

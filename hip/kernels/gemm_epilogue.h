@@ -1,11 +1,13 @@
 #pragma once
 // The GEMM epilogue shared by both GEMM kernels:
 //   c = act(alpha * acc + beta * c + bias[n]), rounded once to C's dtype.
-#include "gemm_params.h"
 #include "hip/activation.h"
 #include "hip/element.h"
+#include "kernel_params/gemm.h"
 
 namespace hal::hip::kernels {
+
+using kernel_params::GemmParams;
 
 __device__ __forceinline__ void gemm_store(const GemmParams& p, int64_t z, int64_t row, int64_t col, float acc) {
   const int64_t off = z * p.c_batch_stride + row * p.c_m_stride + col * p.c_n_stride;

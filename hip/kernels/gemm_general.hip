@@ -5,9 +5,11 @@
 #include <hip/hip_runtime.h>
 
 #include "gemm_epilogue.h"
+#include "gemm_geometry.h"
 
 using namespace hal::hip;
 using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 extern "C" __global__ __launch_bounds__(256) void gemm_general(GemmParams p) {
   constexpr int T = GemmGeneralTile::kTile;

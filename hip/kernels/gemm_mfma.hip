@@ -17,11 +17,13 @@
 #include <hip/hip_runtime.h>
 
 #include "gemm_epilogue.h"
+#include "gemm_geometry.h"
 #include "hip/mfma.h"
 #include "hip/wave.h"
 
 using namespace hal::hip;
 using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 namespace {
 

@@ -11,12 +11,12 @@
 
 #include "hal/philox.h"
 #include "hip/element.h"
-#include "random_params.h"
+#include "kernel_params/random.h"
 
 using namespace hal::hip;
-using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
-extern "C" __global__ __launch_bounds__(256) void hal_fill_random(RandomParams p) {
+extern "C" __global__ __launch_bounds__(256) void hal_fill_random(FillRandomParams p) {
   const int64_t blocks = (p.n + 3) / 4;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t blk = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; blk < blocks; blk += stride) {

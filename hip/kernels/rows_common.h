@@ -16,9 +16,16 @@
 
 #include "hip/element.h"
 #include "hip/wave.h"
-#include "rows_params.h"
+#include "kernel_params/rows.h"
+#include "rows_geometry.h"
 
 namespace hal::hip::kernels {
+
+using kernel_params::NormParams;
+using kernel_params::ReduceParams;
+using kernel_params::RopeParams;
+using kernel_params::RowsLayout;
+using kernel_params::SoftmaxParams;
 
 inline constexpr int kRowWaves = kRowThreads / kWaveSize;
 static_assert(kRowThreads % kWaveSize == 0, "rows: a row's workgroup is a whole number of wave64s");

@@ -15,6 +15,7 @@
 
 using namespace hal::hip;
 using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 namespace {
 

@@ -7,6 +7,7 @@
 
 using namespace hal::hip;
 using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 extern "C" __global__ __launch_bounds__(256) void hal_rope(RopeParams p) {
   const int64_t half = p.rotary_dim / 2;

@@ -17,6 +17,7 @@
 
 using namespace hal::hip;
 using namespace hal::hip::kernels;
+using namespace hal::kernel_params;
 
 namespace {
 

@@ -20,12 +20,13 @@
 #include <cuda_fp16.h>
 
 #include "ptx/cp_async.cuh"
-#include "ptx/kernels/attention_flash_params.h"
-#include "ptx/kernels/attention_params.h"
+#include "ptx/kernels/attention_geometry.h"
+#include "kernel_params/attention.h"
 #include "ptx/ldmatrix.cuh"
 #include "ptx/mma_sm80.cuh"
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 
 namespace {
 

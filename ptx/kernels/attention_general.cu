@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "ptx/element.cuh"
-#include "ptx/kernels/attention_params.h"
+#include "kernel_params/attention.h"
 
 namespace {
 constexpr int kWarpsPerBlock = 8;
@@ -17,6 +17,7 @@ constexpr int kMaxDvSlice = 32 * kPerLane;
 }  // namespace
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 
 extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock) hal_attention_general(AttentionParams p) {
   const int lane = threadIdx.x % 32;

@@ -5,10 +5,11 @@
 // never reaches this file: the launcher uses cuMemcpyDtoDAsync.
 #include <stdint.h>
 
-#include "cast_copy_params.h"
+#include "kernel_params/cast_copy.h"
 #include "ptx/element.cuh"
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 
 namespace {
 __device__ __forceinline__ int64_t global_thread() {
@@ -26,8 +27,8 @@ __device__ __forceinline__ void copy_words(const CopyParams& p) {
 }  // namespace
 
 extern "C" __global__ void cast_strided(const CastParams p) {
-  const auto tx = static_cast<ElemType>(p.x_dtype);
-  const auto ty = static_cast<ElemType>(p.y_dtype);
+  const auto tx = static_cast<ElemType>(p.x_type);
+  const auto ty = static_cast<ElemType>(p.y_type);
   const bool scaled = p.scale != 1.0f;
   for (int64_t i = global_thread(); i < p.n; i += grid_threads()) {
     float v = load_as_float(p.x, tx, strided_offset(p.shape, p.x_strides, i));
@@ -119,8 +120,8 @@ __device__ __forceinline__ void store4_from_float(void* base, ElemType t, int64_
 // checks); shape and strides are ignored. Elements past the last whole group
 // of 256 are converted one at a time.
 extern "C" __global__ void __launch_bounds__(256) cast_contiguous(const CastParams p) {
-  const auto tx = static_cast<ElemType>(p.x_dtype);
-  const auto ty = static_cast<ElemType>(p.y_dtype);
+  const auto tx = static_cast<ElemType>(p.x_type);
+  const auto ty = static_cast<ElemType>(p.y_type);
   const bool scaled = p.scale != 1.0f;
   // Work item c: lane c % 32 of group c / 32 (blocks are whole warps and the
   // grid stride is a multiple of 32, so a warp's items share one group).

@@ -14,12 +14,13 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "elementwise_params.h"
+#include "kernel_params/elementwise.h"
 #include "ptx/activation.cuh"
 #include "ptx/element.cuh"
 #include "ptx/ld_st.cuh"
 
 namespace hal::ptx {
+using namespace hal::kernel_params;
 namespace {
 
 // IEEE 754-2019 maximum/minimum: NaN wins, -0 < +0 (mirrors cpu_ref/binary.cpp).
@@ -188,6 +189,7 @@ __device__ void swiglu_contig(const SwigluParams& p) {
 }  // namespace hal::ptx
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 
 extern "C" __global__ void binary_contig_f32(const BinaryParams p) { binary_contig<float>(p); }
 extern "C" __global__ void binary_contig_f16(const BinaryParams p) { binary_contig<__half>(p); }

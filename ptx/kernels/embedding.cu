@@ -8,9 +8,9 @@
 //   embedding_gather     y[p, :] = table[ids[p], :] as raw bits.
 #include <stdint.h>
 
-#include "embedding_params.h"
+#include "kernel_params/embedding.h"
 
-using namespace hal::ptx;
+using namespace hal::kernel_params;
 
 namespace {
 constexpr int kCheckThreads = 256;

@@ -16,11 +16,16 @@
 //     instructions per pair; or
 //   - general: staged through a small per-warp shared buffer and stored by
 //     one rolled loop that calls gemm_store, so its switches exist once.
+#include "kernel_params/gemm.h"
 #include "ptx/activation.cuh"
 #include "ptx/element.cuh"
-#include "ptx/kernels/gemm_params.h"
+#include "ptx/kernels/gemm_geometry.h"
 
 namespace hal::ptx {
+
+using kernel_params::GemmParams;
+using kernel_params::kGemmEpilogueGeneral;
+using kernel_params::kGemmEpiloguePlain;
 
 // c_index: element offset of C(z, m, n); n: the column (for the bias).
 __device__ __forceinline__ void gemm_store(const GemmParams& p, int64_t c_index, int64_t n, float acc) {

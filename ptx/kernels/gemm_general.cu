@@ -8,13 +8,14 @@
 // with fmaf, so results are deterministic.
 #include "ptx/element.cuh"
 #include "ptx/kernels/gemm_epilogue.cuh"
-#include "ptx/kernels/gemm_params.h"
+#include "kernel_params/gemm.h"
 
 namespace {
 constexpr int kTile = 64, kTileK = 16, kThreads = 256;
 }
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 
 extern "C" __global__ void __launch_bounds__(kThreads) hal_gemm_general(GemmParams p) {
   __shared__ float As[kTileK][kTile + 1];

@@ -24,7 +24,7 @@
 #include "ptx/arch_config.cuh"
 #include "ptx/cp_async.cuh"
 #include "ptx/kernels/gemm_epilogue.cuh"
-#include "ptx/kernels/gemm_params.h"
+#include "kernel_params/gemm.h"
 #include "ptx/ldmatrix.cuh"
 #include "ptx/mma_sm80.cuh"
 
@@ -209,6 +209,7 @@ __device__ __forceinline__ void gemm_kernel_body(const GemmParams& p) {
 }  // namespace hal::ptx::gemm_sm80
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 
 // One entry point per dtype; grid = (ceil(N/128), ceil(M/128), batch), 256
 // threads, Config::kSharedBytes dynamic shared memory. Operand layouts are

@@ -7,7 +7,8 @@
 // space and TMA reads them from there.
 #include <stdint.h>
 
-#include "ptx/kernels/gemm_params.h"
+#include "kernel_params/gemm.h"
+#include "ptx/kernels/gemm_geometry.h"
 
 namespace hal::ptx {
 
@@ -76,7 +77,7 @@ struct GemmSm90aParams {
   TmaDescriptorBytes a_map;  // op(A) [M, K], K contiguous; box {kBlockK, kBlockM}, 128B swizzle
   TmaDescriptorBytes b_map;  // K-major kernels: op(B)^T [N, K]; box {kBlockK, the tile's kBlockN}
                              // N-major (_bn): op(B) [K, N]; box {64, kBlockK}; 128B swizzle
-  GemmParams g;              // sizes, C/bias addresses and strides, epilogue (batch == 1)
+  kernel_params::GemmParams g;  // sizes, C/bias addresses and strides, epilogue (batch == 1)
   int32_t m_tiles = 0, n_tiles = 0, k_blocks = 0;
 };
 

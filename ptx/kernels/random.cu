@@ -4,12 +4,13 @@
 // y's dtype.
 #include "hal/philox.h"
 #include "ptx/element.cuh"
-#include "random_params.h"
+#include "kernel_params/random.h"
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 
 extern "C" __global__ void fill_random(const FillRandomParams p) {
-  const auto t = static_cast<ElemType>(p.dtype);
+  const auto t = static_cast<ElemType>(p.y_type);
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const auto index = static_cast<uint64_t>(i);

@@ -10,10 +10,17 @@
 // launcher derives from the tensor shape alone.
 #include <stdint.h>
 
+#include "kernel_params/rows.h"
 #include "ptx/element.cuh"
-#include "ptx/kernels/rows_params.h"
+#include "ptx/kernels/rows_geometry.h"
 
 namespace hal::ptx::rows {
+
+using kernel_params::NormParams;
+using kernel_params::ReduceParams;
+using kernel_params::RopeParams;
+using kernel_params::RowsLayout;
+using kernel_params::SoftmaxParams;
 
 inline constexpr int kBlockThreads = kRowsBlockThreads;
 
@@ -52,7 +59,7 @@ __device__ __forceinline__ RowOffsets row_offsets(const RowsLayout& L, int64_t r
 }
 
 // Loads elements [8*chunk, 8*chunk + 8) of a contiguous, 16-byte-aligned row.
-// Only f32, f16 and bf16 rows are flagged vec8 by the launchers.
+// Only f32, f16 and bf16 rows are flagged x_vec16 / y_vec16 (kernel_params/rows.h).
 __device__ __forceinline__ void load8(const void* row, ElemType t, int64_t chunk, float v[8]) {
   if (t == ElemType::f32) {
     const float4* p = static_cast<const float4*>(row) + 2 * chunk;
@@ -137,10 +144,10 @@ __device__ __forceinline__ void map_row(const void* xrow, ElemType xt, int64_t x
 }
 
 // --- whole row in registers (the "rows_reg" kernels) ----------------------
-// A group of T = RowsLayout::threads_per_row threads per row (64, 128 or
+// A group of T = RowsLayout::cuda_threads_per_row threads per row (64, 128 or
 // 256), 256 / T rows per 256-thread block; the row contiguous, 16-byte
 // aligned, of f32/f16/bf16, cols % 8 == 0 and cols <= kRegMaxCols (8192,
-// rows_params.h). Lane l of the group holds chunks l, l + T, ... (8 elements each);
+// rows_geometry.h). Lane l of the group holds chunks l, l + T, ... (8 elements each);
 // the launcher picks the smallest T that leaves at most kRegChunks chunks to
 // a lane, so short rows still put kRegChunks loads in flight per thread
 // (with T = 256 for every row, a 4096-wide bf16 row left two of them idle

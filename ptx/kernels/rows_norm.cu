@@ -9,12 +9,13 @@
 #include "ptx/kernels/rows_common.cuh"
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 using namespace hal::ptx::rows;
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_norm_rows(NormParams p) {
   __shared__ float scratch[kBlockThreads / 32];
   const RowsLayout& L = p.layout;
-  const int T = L.threads_per_row;
+  const int T = L.cuda_threads_per_row;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (kBlockThreads / T) + threadIdx.x / T;
   const int lane = threadIdx.x % T;
   if (row >= L.rows) return;
@@ -30,12 +31,12 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_norm_rows(NormPa
   float mean = 0.0f;
   float acc = 0.0f;
   if (p.rms) {
-    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec8, lane, T, [&](int64_t, float x) { acc += x * x; });
+    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec16, lane, T, [&](int64_t, float x) { acc += x * x; });
   } else {
-    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec8, lane, T, [&](int64_t, float x) { acc += x; });
+    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec16, lane, T, [&](int64_t, float x) { acc += x; });
     mean = group_allreduce(acc, T, add, scratch) / n;
     acc = 0.0f;
-    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec8, lane, T, [&](int64_t, float x) {
+    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec16, lane, T, [&](int64_t, float x) {
       const float d = x - mean;
       acc += d * d;
     });
@@ -46,7 +47,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_norm_rows(NormPa
   const void* w = p.weight;
   const void* b = p.bias;
   const int64_t ws = p.weight_stride, bs = p.bias_stride;
-  map_row(xrow, xt, L.x_col_stride, yrow, yt, L.y_col_stride, L.cols, L.x_vec8 && L.y_vec8, lane, T,
+  map_row(xrow, xt, L.x_col_stride, yrow, yt, L.y_col_stride, L.cols, L.x_vec16 && L.y_vec16, lane, T,
           [&](int64_t j, float x) {
             float v = (x - mean) * rstd * load_as_float(w, wt, j * ws);
             if (b != nullptr) v += load_as_float(b, bt, j * bs);
@@ -55,7 +56,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_norm_rows(NormPa
 }
 
 namespace {
-// Weight / bias element j (a chunk of 8 at once when contiguous and aligned).
+// Weight / bias elements [8c, 8c + 8) (one chunk of 8 when the launcher
+// flagged the vector weight_vec16 / bias_vec16: contiguous and aligned).
 __device__ __forceinline__ void load8_param(const void* base, ElemType t, int64_t stride, bool vec, int64_t c,
                                             float out[8]) {
   if (vec) {
@@ -64,10 +66,6 @@ __device__ __forceinline__ void load8_param(const void* base, ElemType t, int64_
   }
 #pragma unroll
   for (int e = 0; e < 8; ++e) out[e] = load_as_float(base, t, (c * 8 + e) * stride);
-}
-__device__ __forceinline__ bool param_vec8(const void* p, ElemType t, int64_t stride) {
-  return stride == 1 && (t == ElemType::f32 || t == ElemType::f16 || t == ElemType::bf16) &&
-         (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
 }
 }  // namespace
 
@@ -117,8 +115,8 @@ __device__ __forceinline__ void norm_rows_reg(const NormParams& p) {
   const float var = group_allreduce(acc, T, add, scratch) / n;
   const float rstd = 1.0f / sqrtf(var + p.eps);
 
-  const bool w_vec = param_vec8(p.weight, wt, p.weight_stride);
-  const bool b_vec = p.bias != nullptr && param_vec8(p.bias, bt, p.bias_stride);
+  const bool w_vec = p.weight_vec16 != 0;
+  const bool b_vec = p.bias != nullptr && p.bias_vec16 != 0;
 #pragma unroll
   for (int k = 0; k < kRegChunks; ++k) {
     const int32_t c = r.chunk(k);
@@ -136,7 +134,7 @@ __device__ __forceinline__ void norm_rows_reg(const NormParams& p) {
   }
 }
 
-// One kernel per row group (RowsLayout::threads_per_row, picked by the launcher).
+// One kernel per row group (RowsLayout::cuda_threads_per_row, picked by the launcher).
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg(NormParams p) {
   norm_rows_reg<256>(p);
 }

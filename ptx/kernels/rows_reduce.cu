@@ -29,13 +29,14 @@ __device__ __forceinline__ ValIdx argmax_combine(ValIdx a, ValIdx b) {
 }  // namespace hal::ptx::rows
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 using namespace hal::ptx::rows;
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_reduce_rows(ReduceParams p) {
   __shared__ ValIdx scratch_vi[kBlockThreads / 32];
   __shared__ float scratch_f[kBlockThreads / 32];
   const RowsLayout& L = p.layout;
-  const int T = L.threads_per_row;
+  const int T = L.cuda_threads_per_row;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (kBlockThreads / T) + threadIdx.x / T;
   const int lane = threadIdx.x % T;
   if (row >= L.rows) return;  // T == 256 launches exactly one block per row
@@ -47,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_reduce_rows(Redu
   if (p.kind == kArgmax) {
     ValIdx best{-INFINITY, 0};
     bool any = false;
-    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec8, lane, T, [&](int64_t j, float x) {
+    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec16, lane, T, [&](int64_t j, float x) {
       best = any ? argmax_combine(best, ValIdx{x, j}) : ValIdx{x, j};
       any = true;
     });
@@ -62,12 +63,12 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_reduce_rows(Redu
   if (p.kind == kMax || p.kind == kMin) {
     const bool is_max = p.kind == kMax;
     acc = is_max ? -INFINITY : INFINITY;
-    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec8, lane, T,
+    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec16, lane, T,
                     [&](int64_t, float x) { acc = is_max ? max_nan(acc, x) : min_nan(acc, x); });
     result = is_max ? group_allreduce(acc, T, max_nan, scratch_f) : group_allreduce(acc, T, min_nan, scratch_f);
   } else {
     acc = 0.0f;
-    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec8, lane, T, [&](int64_t, float x) { acc += x; });
+    for_each_in_row(xrow, xt, L.cols, L.x_col_stride, L.x_vec16, lane, T, [&](int64_t, float x) { acc += x; });
     result = group_allreduce(acc, T, [](float a, float b) { return a + b; }, scratch_f);
     if (p.kind == kMean) result = result / static_cast<float>(L.cols);
   }

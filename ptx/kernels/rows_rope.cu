@@ -9,6 +9,7 @@
 #include "ptx/kernels/rows_common.cuh"
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 using namespace hal::ptx::rows;
 
 extern "C" __global__ void __launch_bounds__(256) hal_rope(RopeParams p) {

@@ -21,12 +21,13 @@ __device__ __forceinline__ MaxSum combine_max_sum(MaxSum a, MaxSum b) {
 }  // namespace hal::ptx::rows
 
 using namespace hal::ptx;
+using namespace hal::kernel_params;
 using namespace hal::ptx::rows;
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_softmax_rows(SoftmaxParams p) {
   __shared__ MaxSum scratch[kBlockThreads / 32];
   const RowsLayout& L = p.layout;
-  const int T = L.threads_per_row;
+  const int T = L.cuda_threads_per_row;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (kBlockThreads / T) + threadIdx.x / T;
   const int lane = threadIdx.x % T;
   if (row >= L.rows) return;  // only possible when T <= 32 (whole warps leave)
@@ -45,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_softmax_rows(Sof
   const float scale = p.scale;
 
   MaxSum st{-INFINITY, 0.0f};
-  for_each_in_row(xrow, xt, valid, L.x_col_stride, L.x_vec8, lane, T, [&](int64_t, float x) {
+  for_each_in_row(xrow, xt, valid, L.x_col_stride, L.x_vec16, lane, T, [&](int64_t, float x) {
     // One exp per element: rescale the sum only when the max grows.
     const float v = scale * x;
     if (v > st.m) {
@@ -60,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) hal_softmax_rows(Sof
   const bool empty = st.s == 0.0f;  // NaN s is not empty: it propagates
   const float m = st.m, log_s = logf(st.s), s = st.s;
   const bool log_out = p.log;
-  map_row(xrow, xt, L.x_col_stride, yrow, yt, L.y_col_stride, L.cols, L.x_vec8 && L.y_vec8, lane, T,
+  map_row(xrow, xt, L.x_col_stride, yrow, yt, L.y_col_stride, L.cols, L.x_vec16 && L.y_vec16, lane, T,
           [&](int64_t j, float x) {
             if (j >= valid || empty) return log_out ? -INFINITY : 0.0f;
             const float v = scale * x - m;
@@ -143,7 +144,7 @@ __device__ __forceinline__ void softmax_rows_reg(const SoftmaxParams& p) {
   }
 }
 
-// One kernel per row group (RowsLayout::threads_per_row, picked by the launcher).
+// One kernel per row group (RowsLayout::cuda_threads_per_row, picked by the launcher).
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_softmax_rows_reg(SoftmaxParams p) {
   softmax_rows_reg<256>(p);
 }

@@ -9,7 +9,7 @@
 #include "backends/hip/hip_launch.h"
 #include "backends/hip/hip_ops.h"
 #include "hal/error.h"
-#include "hip/kernels/attention_flash_params.h"
+#include "hip/kernels/attention_geometry.h"
 
 namespace hal::hip_test {
 
@@ -63,7 +63,7 @@ TEST(HipHost, AttentionFlashGridIsQueryTilesByHeadsByBatch) {
   EXPECT_EQ(l.shape.shared_bytes, 0u);  // static LDS only
   EXPECT_EQ(hip::kernels::kFlashBlockQ, 128);
   // Arguments: shapes from q/k/v, grouped-query heads, element strides.
-  const hip::kernels::AttentionParams& p = l.params;
+  const kernel_params::AttentionParams& p = l.params;
   EXPECT_EQ(p.batch, 3);
   EXPECT_EQ(p.sq, 300);
   EXPECT_EQ(p.sk, 257);
@@ -81,7 +81,7 @@ TEST(HipHost, AttentionFlashGridIsQueryTilesByHeadsByBatch) {
   EXPECT_EQ(p.y_stride[1], 8 * 128);
   EXPECT_EQ(p.causal, 1);
   EXPECT_EQ(p.scale, 0.125f);
-  EXPECT_EQ(p.q_type, static_cast<std::int32_t>(DType::bf16));
+  EXPECT_EQ(p.qkv_type, static_cast<std::int32_t>(DType::bf16));
   EXPECT_EQ(p.y_type, static_cast<std::int32_t>(DType::bf16));
   EXPECT_EQ(p.q, c.q.first());
   EXPECT_EQ(p.y, c.y.first());

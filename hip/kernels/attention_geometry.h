@@ -1,8 +1,9 @@
 #pragma once
 // Tile configuration of the MFMA attention kernel (attention_flash.hip),
-// shared with its launcher (backends/hip/hip_attention.cpp). The kernel takes
-// hal::hip::kernels::AttentionParams (attention_params.h). Plain host/device
-// header: no HIP include.
+// and of the general one (attention_general.hip), shared with their launcher
+// (backends/hip/hip_attention.cpp). The kernels take
+// hal::kernel_params::AttentionParams (kernel_params/attention.h). Plain
+// host/device header: no HIP include.
 //
 // Grid: x = ceil(sq / kFlashBlockQ) query tiles, y = hq, z = batch; block =
 // kFlashThreads (4 wave64s, 32 query rows each); static LDS only
@@ -14,6 +15,11 @@
 #include <stdint.h>
 
 namespace hal::hip::kernels {
+
+// attention_general: one wave64 per query row keeps head_dim / 64 values per
+// lane in registers.
+inline constexpr int kAttentionMaxHeadDim = 256;
+inline constexpr int kAttentionThreads = 256;  // 4 wave64s, one query row each
 
 inline constexpr int kFlashWaves = 4;
 inline constexpr int kFlashThreads = 64 * kFlashWaves;

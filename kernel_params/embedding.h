@@ -1,8 +1,14 @@
 #pragma once
-// Parameter structs of ptx/kernels/embedding.cu.
-#include "elementwise_params.h"
+// Parameters of embedding (ptx/kernels/embedding.cu, hip/kernels/embedding.hip);
+// packed by the shared launcher backends/gpu/embedding_launcher.h.
+//
+// Two kernels: embedding_check_ids (one block / workgroup of 256 threads)
+// writes the smallest and largest id to an IdRange in device memory; the
+// launcher reads it back and throws invalid_argument before the gather ever
+// runs, so an out-of-range id is never used as an address.
+#include "kernel_params/strided.h"
 
-namespace hal::ptx {
+namespace hal::kernel_params {
 
 // Result of embedding_check_ids: smallest and largest id seen.
 struct IdRange {
@@ -21,9 +27,10 @@ struct EmbeddingCheckParams {
   KernelStrides ids_strides;
 };
 
-// y[p, j] = table[ids[p], j] as raw bits of `elem_bytes` (table and y share a
-// dtype). Ids were checked to lie in [0, vocab) before this runs; the kernel
-// still skips any id outside that range rather than read out of bounds.
+// y[p, j] = table[ids[p], j] as raw bits of `elem_bytes` (1, 2, 4 or 8; table
+// and y share a dtype). Ids were checked to lie in [0, vocab) before this
+// runs; the kernels still skip any id outside that range rather than read out
+// of bounds.
 struct EmbeddingGatherParams {
   const void* table;
   const void* ids;
@@ -40,4 +47,4 @@ struct EmbeddingGatherParams {
   KernelStrides y_row_strides;  // y's strides over ids' axes
 };
 
-}  // namespace hal::ptx
+}  // namespace hal::kernel_params

@@ -1,24 +1,33 @@
 #pragma once
-// Parameters of the row kernels (hip/kernels/rows_*.hip): softmax, layernorm
-// / rmsnorm, reduce and rope. Plain host/device header: no HIP include.
+// Parameters of the row kernels: softmax, layernorm / rmsnorm, reduce and
+// rope (ptx/kernels/rows_*.cu, hip/kernels/rows_*.hip); packed by
+// backends/gpu/rows_args.h.
 //
 // Every tensor is passed as the address of its first element plus strides in
-// ELEMENTS, so any strided view is accepted. Element types use hal::DType's
-// numbering (hip/element.h ElemType).
+// ELEMENTS, so any strided view is accepted.
 #include <stdint.h>
 
-namespace hal::hip::kernels {
+namespace hal::kernel_params {
 
 inline constexpr int kRowsMaxOuterRank = 7;
-// One workgroup of kRowThreads threads (4 waves of 64) works on one row.
-inline constexpr int kRowThreads = 256;
 
 // `rows` rows of `cols` elements. Row r has outer coordinates given by r in
 // row-major order over outer_shape; its first element is at
 // x + sum(coord_i * x_outer_stride_i), likewise for y.
+//
+// x_vec16: every row of x is unit-stride, starts on a 16-byte boundary
+// (first element aligned, every outer stride of an extent > 1 a multiple of
+// 16 bytes) and holds f32, f16 or bf16, so a kernel may read it in 16-byte
+// chunks, 4 x f32 or 8 x f16/bf16, and the last columns that fill no chunk
+// one by one. y_vec16 (implies x_vec16): the same holds for y, and y's
+// elements have x's size, so a chunk of x maps to one 16-byte chunk of y.
 struct RowsLayout {
   int32_t outer_rank;
-  int32_t pad_;
+  // CUDA extension: threads cooperating on one row, picked by
+  // backends/cuda/cuda_rows.cpp: 1 (a thread per strided reduce line), 32 (a
+  // warp) or 256 (the whole block); the rows_reg kernels also 64 or 128. The
+  // HIP kernels give every row one workgroup and do not read it.
+  int32_t cuda_threads_per_row;
   int64_t outer_shape[kRowsMaxOuterRank];
   int64_t x_outer_stride[kRowsMaxOuterRank];
   int64_t y_outer_stride[kRowsMaxOuterRank];
@@ -26,15 +35,6 @@ struct RowsLayout {
   int64_t cols;
   int64_t x_col_stride;
   int64_t y_col_stride;
-  // 16-byte vector path flags, decided by the launcher (backends/hip/hip_rows.cpp):
-  // x_vec16: x is f32/f16/bf16, x_col_stride == 1 and every row of x starts on
-  //   a 16-byte boundary (first element aligned, every outer stride of an
-  //   extent > 1 a multiple of 16 bytes), so a lane loads 16-byte chunks
-  //   (4 x f32, 8 x f16/bf16) of the row: chunk k covers columns
-  //   [k * 16/size, (k+1) * 16/size); the last cols % (16/size) columns are
-  //   read one by one.
-  // y_vec16 (implies x_vec16): the same holds for y, and y's elements have
-  //   x's size, so a chunk of x maps to one 16-byte chunk of y.
   int32_t x_vec16;
   int32_t y_vec16;
 };
@@ -50,6 +50,10 @@ struct SoftmaxParams {
   int32_t pad_;
 };
 
+// LayerNorm (rms == 0) or RMSNorm over each row, weight and bias [cols].
+// weight_vec16 / bias_vec16 (imply x_vec16): the vector is unit-stride (or
+// of one element), 16-byte aligned and of x's element size, so it is read in
+// 16-byte chunks next to x's.
 struct NormParams {
   RowsLayout layout;
   const void* x;
@@ -60,15 +64,15 @@ struct NormParams {
   int32_t x_type, y_type, weight_type, bias_type;
   float eps;
   int32_t rms;
-  // weight / bias contiguous (stride 1), 16-byte aligned and of x's element
-  // size while x_vec16: read as 16-byte chunks next to x's chunks.
   int32_t weight_vec16;
   int32_t bias_vec16;
 };
 
 // kind: hal::ReduceKind (sum=0, mean=1, max=2, min=3, argmax=4). The rows are
-// the reduced lines: cols = reduced extent, x_col_stride its stride; outer
-// dims are x's other dims; y is written at the row's y offset (argmax: i64).
+// the reduced lines: cols = the reduced extent, x_col_stride its stride;
+// outer dims are x's other dims (y's dims, keepdim's size-1 axis dropped), so
+// a reduce over any axis is one strided row each; y is written at the row's y
+// offset (argmax: i64).
 struct ReduceParams {
   RowsLayout layout;
   const void* x;
@@ -97,4 +101,4 @@ struct RopeParams {
   int64_t inv_freq_stride;
 };
 
-}  // namespace hal::hip::kernels
+}  // namespace hal::kernel_params

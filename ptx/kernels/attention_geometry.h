@@ -1,8 +1,8 @@
 #pragma once
 // Launch geometry of the tensor-core attention kernel (attention_flash.cu),
 // shared with its host launcher (backends/cuda/cuda_attention.cpp). The kernel
-// takes hal::ptx::AttentionParams (attention_params.h). Plain host/device
-// header: no CUDA includes.
+// takes hal::kernel_params::AttentionParams (kernel_params/attention.h). Plain
+// host/device header: no CUDA includes.
 //
 // Grid: x = ceil(sq / kFlashBlockQ) query tiles, y = hq, z = batch;
 // block = 32 * kFlashWarps threads; dynamic shared memory

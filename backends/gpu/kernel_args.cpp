@@ -1,0 +1,367 @@
+// Packing of the kernels' arguments, shared by both GPU backends (see
+// kernel_args.h).
+#include "backends/gpu/kernel_args.h"
+
+#include <limits>
+
+#include "hal/error.h"
+#include "hal/shape.h"
+
+namespace hal::gpu {
+
+namespace kp = kernel_params;
+
+kp::KernelShape kernel_shape(const Shape& s) {
+  kp::KernelShape k{};
+  k.rank = s.rank();
+  for (int d = 0; d < s.rank(); ++d) k.extent[d] = s[d];
+  return k;
+}
+
+kp::KernelStrides kernel_strides(const Strides& s) {
+  kp::KernelStrides k{};
+  for (int d = 0; d < s.rank(); ++d) k.s[d] = s[d];
+  return k;
+}
+
+namespace {
+
+// Contiguous operands of exactly y's shape: the kernels' offset == i path.
+bool flat(const Tensor& y, std::initializer_list<const Tensor*> ins) {
+  if (!y.is_contiguous()) return false;
+  for (const Tensor* t : ins)
+    if (!(t->shape == y.shape) || !t->is_contiguous()) return false;
+  return true;
+}
+
+// Flat and every first element 16-byte aligned: the 16-byte chunk path.
+bool flat_aligned16(const Tensor& y, std::initializer_list<const Tensor*> ins) {
+  if (!flat(y, ins) || !aligned16(y.first())) return false;
+  for (const Tensor* t : ins)
+    if (!aligned16(t->first())) return false;
+  return true;
+}
+
+kp::KernelStrides broadcast_to(const Tensor& t, const Shape& y_shape) {
+  return kernel_strides(broadcast_strides(t.shape, t.strides, y_shape));
+}
+
+}  // namespace
+
+kp::BinaryParams binary_params(const BinaryCall& c) {
+  kp::BinaryParams p{};
+  p.a = c.a.first();
+  p.b = c.b.first();
+  p.y = c.y.first();
+  p.n = c.y.numel();
+  p.op = static_cast<std::int32_t>(c.kind);
+  p.dtype = elem_type(c.y.dtype);
+  p.contiguous = flat(c.y, {&c.a, &c.b});
+  p.vec16 = flat_aligned16(c.y, {&c.a, &c.b});
+  p.shape = kernel_shape(c.y.shape);
+  p.a_strides = broadcast_to(c.a, c.y.shape);
+  p.b_strides = broadcast_to(c.b, c.y.shape);
+  p.y_strides = kernel_strides(c.y.strides);
+  return p;
+}
+
+kp::UnaryParams unary_params(const UnaryCall& c) {
+  kp::UnaryParams p{};
+  p.x = c.x.first();
+  p.y = c.y.first();
+  p.n = c.y.numel();
+  p.op = static_cast<std::int32_t>(c.kind);
+  p.dtype = elem_type(c.y.dtype);
+  p.contiguous = flat(c.y, {&c.x});
+  p.vec16 = flat_aligned16(c.y, {&c.x});
+  p.shape = kernel_shape(c.y.shape);
+  p.x_strides = kernel_strides(c.x.strides);
+  p.y_strides = kernel_strides(c.y.strides);
+  return p;
+}
+
+kp::SwigluParams swiglu_params(const SwigluCall& c) {
+  kp::SwigluParams p{};
+  p.gate = c.gate.first();
+  p.up = c.up.first();
+  p.y = c.y.first();
+  p.n = c.y.numel();
+  p.dtype = elem_type(c.y.dtype);
+  p.contiguous = flat(c.y, {&c.gate, &c.up});
+  p.vec16 = flat_aligned16(c.y, {&c.gate, &c.up});
+  p.shape = kernel_shape(c.y.shape);
+  p.gate_strides = kernel_strides(c.gate.strides);
+  p.up_strides = kernel_strides(c.up.strides);
+  p.y_strides = kernel_strides(c.y.strides);
+  return p;
+}
+
+kp::CastParams cast_params(const CastCall& c) {
+  kp::CastParams p{};
+  p.x = c.x.first();
+  p.y = c.y.first();
+  p.n = c.y.numel();
+  p.x_type = elem_type(c.x.dtype);
+  p.y_type = elem_type(c.y.dtype);
+  p.scale = c.scale;
+  p.contiguous = c.x.is_contiguous() && c.y.is_contiguous();
+  p.vec16 = p.contiguous && dtype_size(c.x.dtype) <= 4 && dtype_size(c.y.dtype) <= 4 && aligned16(p.x) &&
+            aligned16(p.y);
+  p.shape = kernel_shape(c.y.shape);
+  p.x_strides = kernel_strides(c.x.strides);
+  p.y_strides = kernel_strides(c.y.strides);
+  return p;
+}
+
+kp::CopyParams copy_params(const CopyCall& c) {
+  kp::CopyParams p{};
+  p.x = c.x.first();
+  p.y = c.y.first();
+  p.n = c.y.numel();
+  p.elem_bytes = static_cast<std::int32_t>(dtype_size(c.y.dtype));
+  p.contiguous = c.x.is_contiguous() && c.y.is_contiguous();
+  p.shape = kernel_shape(c.y.shape);
+  p.x_strides = kernel_strides(c.x.strides);
+  p.y_strides = kernel_strides(c.y.strides);
+  return p;
+}
+
+kp::FillRandomParams fill_random_params(const FillRandomCall& c) {
+  kp::FillRandomParams p{};
+  p.y = c.y.first();
+  p.n = c.y.numel();
+  p.seed = c.seed;
+  p.y_type = elem_type(c.y.dtype);
+  p.normal = c.distribution == RandomDistribution::normal;
+  p.a = c.a;
+  p.b = c.b;
+  p.contiguous = c.y.is_contiguous();
+  p.shape = kernel_shape(c.y.shape);
+  p.y_strides = kernel_strides(c.y.strides);
+  return p;
+}
+
+kp::RowsLayout rows_layout(const Tensor& x, const Strides& y_outer_strides, std::int64_t y_col_stride, int axis) {
+  kp::RowsLayout l{};
+  l.rows = 1;
+  int o = 0;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (d == axis) continue;
+    l.outer_shape[o] = x.shape[d];
+    l.x_outer_stride[o] = x.strides[d];
+    l.y_outer_stride[o] = y_outer_strides[o];
+    l.rows *= x.shape[d];
+    ++o;
+  }
+  l.outer_rank = o;
+  l.cols = x.rank() == 0 ? 1 : x.shape[axis];
+  l.x_col_stride = x.rank() == 0 ? 1 : x.strides[axis];
+  l.y_col_stride = y_col_stride;
+  return l;
+}
+
+namespace {
+
+// Element types the row kernels read in 16-byte chunks (4 x f32, 8 x f16/bf16).
+bool vec16_type(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+// Every row of `t` (rows over l's outer dims with `outer_strides`,
+// `col_stride` along the row) is unit-stride and starts on a 16-byte
+// boundary: the first element is aligned and each outer stride of an extent
+// > 1 is a whole number of 16-byte units.
+bool rows_aligned16(const Tensor& t, const kp::RowsLayout& l, const std::int64_t* outer_strides,
+                    std::int64_t col_stride) {
+  if (!vec16_type(t.dtype) || col_stride != 1 || !aligned16(t.first())) return false;
+  const auto esize = static_cast<std::int64_t>(dtype_size(t.dtype));
+  for (int d = 0; d < l.outer_rank; ++d)
+    if (l.outer_shape[d] > 1 && (outer_strides[d] * esize) % 16 != 0) return false;
+  return true;
+}
+
+// A norm's weight / bias [cols] read as 16-byte chunks next to x's:
+// x's rows qualify, and the vector is unit-stride, aligned, of x's element size.
+bool vector_vec16(const Tensor& t, const Tensor& x, const kp::RowsLayout& l) {
+  return l.x_vec16 && vec16_type(t.dtype) && dtype_size(t.dtype) == dtype_size(x.dtype) && aligned16(t.first()) &&
+         (t.shape[0] <= 1 || t.strides[0] == 1);
+}
+
+// y's strides over x's outer axes when the row axis is the last one.
+Strides leading_strides(const Tensor& t) {
+  Strides s;
+  for (int d = 0; d + 1 < t.rank(); ++d) s.push_back(t.strides[d]);
+  return s;
+}
+
+kp::RowsLayout last_axis_layout(const Tensor& x, const Tensor& y) {
+  kp::RowsLayout l = rows_layout(x, leading_strides(y), y.rank() == 0 ? 1 : y.strides[y.rank() - 1], x.rank() - 1);
+  l.x_vec16 = rows_aligned16(x, l, l.x_outer_stride, l.x_col_stride);
+  l.y_vec16 = l.x_vec16 && dtype_size(y.dtype) == dtype_size(x.dtype) &&
+              rows_aligned16(y, l, l.y_outer_stride, l.y_col_stride);
+  return l;
+}
+
+}  // namespace
+
+kp::SoftmaxParams softmax_params(const SoftmaxCall& c) {
+  kp::SoftmaxParams p{};
+  p.layout = last_axis_layout(c.x, c.y);
+  p.x = c.x.first();
+  p.y = c.y.first();
+  p.x_type = elem_type(c.x.dtype);
+  p.y_type = elem_type(c.y.dtype);
+  p.scale = c.scale;
+  p.causal = c.causal;
+  p.log = c.log;
+  return p;
+}
+
+kp::NormParams norm_params(const NormCall& c) {
+  kp::NormParams p{};
+  p.layout = last_axis_layout(c.x, c.y);
+  p.x = c.x.first();
+  p.y = c.y.first();
+  p.weight = c.weight.first();
+  p.weight_stride = c.weight.strides[0];
+  p.weight_type = elem_type(c.weight.dtype);
+  p.weight_vec16 = vector_vec16(c.weight, c.x, p.layout);
+  if (c.bias && !c.rms) {
+    p.bias = c.bias->first();
+    p.bias_stride = c.bias->strides[0];
+    p.bias_type = elem_type(c.bias->dtype);
+    p.bias_vec16 = vector_vec16(*c.bias, c.x, p.layout);
+  }
+  p.x_type = elem_type(c.x.dtype);
+  p.y_type = elem_type(c.y.dtype);
+  p.eps = c.eps;
+  p.rms = c.rms;
+  return p;
+}
+
+kp::ReduceParams reduce_params(const ReduceCall& c) {
+  Strides y_outer;
+  for (int d = 0; d < c.y.rank(); ++d)
+    if (!(c.keepdim && d == c.axis)) y_outer.push_back(c.y.strides[d]);
+  kp::ReduceParams p{};
+  p.layout = rows_layout(c.x, y_outer, 0, c.axis);
+  p.layout.x_vec16 = rows_aligned16(c.x, p.layout, p.layout.x_outer_stride, p.layout.x_col_stride);
+  p.x = c.x.first();
+  p.y = c.y.first();
+  p.x_type = elem_type(c.x.dtype);
+  p.y_type = elem_type(c.y.dtype);
+  p.kind = static_cast<std::int32_t>(c.kind);
+  return p;
+}
+
+kp::RopeParams rope_params(const RopeCall& c) {
+  kp::RopeParams p{};
+  p.x = c.x.first();
+  p.y = c.y.first();
+  p.positions = static_cast<const std::int32_t*>(c.positions.first());
+  for (int d = 0; d < 4; ++d) {
+    p.shape[d] = c.x.shape[d];
+    p.x_stride[d] = c.x.strides[d];
+    p.y_stride[d] = c.y.strides[d];
+  }
+  const Tensor& pos = c.positions;
+  p.pos_seq_stride = pos.strides[pos.rank() - 1];
+  p.pos_batch_stride = pos.rank() == 2 ? pos.strides[0] : 0;
+  p.x_type = elem_type(c.x.dtype);
+  p.y_type = elem_type(c.y.dtype);
+  p.rotary_dim = c.rotary_dim;
+  p.gptj = c.style == RopeStyle::gptj;
+  p.theta = c.theta;
+  p.inv_freq_stride = 1;
+  if (c.inv_freq) {
+    p.inv_freq = static_cast<const float*>(c.inv_freq->first());
+    p.inv_freq_stride = c.inv_freq->strides[0];
+  }
+  return p;
+}
+
+namespace {
+
+// The tensor-core kernels' epilogue form: plain when C is stored as
+// alpha * acc, rounded, with column pairs aligned (kernel_params/gemm.h).
+std::int32_t epilogue_form(const kp::GemmParams& p) {
+  const auto c_type = static_cast<DType>(p.c_type);
+  const bool plain_dtype = c_type == DType::f32 || c_type == DType::f16 || c_type == DType::bf16;
+  if (!plain_dtype || p.beta != 0.0f || p.bias != nullptr || p.activation != 0 || p.c_n_stride != 1 ||
+      p.c_m_stride % 2 != 0 || p.c_batch_stride % 2 != 0 ||
+      reinterpret_cast<std::uintptr_t>(p.c) % (2 * dtype_size(c_type)) != 0)
+    return kp::kGemmEpilogueGeneral;
+  return kp::kGemmEpiloguePlain;
+}
+
+}  // namespace
+
+kp::GemmParams gemm_params(const GemmCall& c) {
+  kp::GemmParams p{};
+  const int ar = c.a.rank(), br = c.b.rank(), cr = c.c.rank();
+  p.a = c.a.first();
+  p.b = c.b.first();
+  p.c = c.c.first();
+  p.bias = c.bias ? c.bias->first() : nullptr;
+  p.bias_stride = c.bias ? c.bias->strides[0] : 1;
+  p.batch = cr == 3 ? c.c.shape[0] : 1;
+  p.m = c.c.shape[cr - 2];
+  p.n = c.c.shape[cr - 1];
+  p.k = c.trans_a ? c.a.shape[ar - 2] : c.a.shape[ar - 1];
+  p.a_m_stride = c.trans_a ? c.a.strides[ar - 1] : c.a.strides[ar - 2];
+  p.a_k_stride = c.trans_a ? c.a.strides[ar - 2] : c.a.strides[ar - 1];
+  p.b_k_stride = c.trans_b ? c.b.strides[br - 1] : c.b.strides[br - 2];
+  p.b_n_stride = c.trans_b ? c.b.strides[br - 2] : c.b.strides[br - 1];
+  p.a_batch_stride = (ar == 3 && c.a.shape[0] != 1) ? c.a.strides[0] : 0;  // a batch of 1 broadcasts
+  p.b_batch_stride = (br == 3 && c.b.shape[0] != 1) ? c.b.strides[0] : 0;
+  p.c_batch_stride = cr == 3 ? c.c.strides[0] : 0;
+  p.c_m_stride = c.c.strides[cr - 2];
+  p.c_n_stride = c.c.strides[cr - 1];
+  p.ab_type = elem_type(c.a.dtype);
+  p.c_type = elem_type(c.c.dtype);
+  p.activation = static_cast<std::int32_t>(c.activation);
+  p.alpha = c.alpha;
+  p.beta = c.beta;
+  p.a_k_major = p.a_k_stride == 1;
+  p.b_k_major = p.b_k_stride == 1;
+  // 16-byte chunks of 8 K-values: K-contiguous rows whose starts (every row,
+  // every batch) are 16-byte aligned, and K a multiple of 8 so no chunk
+  // straddles the end of a row.
+  auto vec8 = [&](const void* base, std::int64_t k_stride, std::int64_t row_stride, std::int64_t batch_stride) {
+    return dtype_size(c.a.dtype) == 2 && k_stride == 1 && row_stride % 8 == 0 && batch_stride % 8 == 0 &&
+           p.k % 8 == 0 && aligned16(base);
+  };
+  p.a_vec8 = vec8(p.a, p.a_k_stride, p.a_m_stride, p.a_batch_stride);
+  p.b_vec8 = vec8(p.b, p.b_k_stride, p.b_n_stride, p.b_batch_stride);
+  p.epilogue = epilogue_form(p);
+  return p;
+}
+
+kp::AttentionParams attention_params(const AttentionCall& c, const char* backend) {
+  kp::AttentionParams p{};
+  p.q = c.q.first();
+  p.k = c.k.first();
+  p.v = c.v.first();
+  p.y = c.y.first();
+  for (int d = 0; d < 4; ++d) {
+    p.q_stride[d] = c.q.strides[d];
+    p.k_stride[d] = c.k.strides[d];
+    p.v_stride[d] = c.v.strides[d];
+    p.y_stride[d] = c.y.strides[d];
+  }
+  p.batch = c.q.shape[0];
+  p.sq = c.q.shape[1];
+  p.sk = c.k.shape[1];
+  constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
+  if (c.q.shape[2] > kMax32 || c.k.shape[2] > kMax32 || c.q.shape[3] > kMax32 || c.v.shape[3] > kMax32)
+    throw_unsupported(backend, "attention", "head counts and head dims below 2^31");
+  p.hq = static_cast<std::int32_t>(c.q.shape[2]);
+  p.hkv = static_cast<std::int32_t>(c.k.shape[2]);
+  p.d = static_cast<std::int32_t>(c.q.shape[3]);
+  p.dv = static_cast<std::int32_t>(c.v.shape[3]);
+  p.qkv_type = static_cast<std::uint8_t>(c.q.dtype);
+  p.y_type = static_cast<std::uint8_t>(c.y.dtype);
+  p.causal = c.causal;
+  p.scale = c.scale;
+  return p;
+}
+
+}  // namespace hal::gpu

@@ -1,0 +1,65 @@
+#pragma once
+// The kernels' arguments (kernel_params/) from validated op calls, one
+// function per kernel family, shared by the CUDA and HIP launchers so the two
+// pack every call the same way. Host-only, no vendor call: unit-tested
+// without a GPU (tests/unit/gpu_kernel_args_test.cpp).
+//
+// Each function fills every field that describes the call (pointers, sizes,
+// strides, dtypes, attributes) and the layout facts a kernel may exploit
+// (contiguous, 16-byte alignment, vector widths). What only one vendor's
+// launcher decides -- which kernel runs, the launch geometry, the CUDA row
+// group (RowsLayout::cuda_threads_per_row), the CUDA tensor-core operand
+// layout (GemmParams::a_k_major / b_k_major) -- the launcher sets on top.
+#include <cstdint>
+
+#include "hal/op.h"
+#include "hal/tensor.h"
+#include "kernel_params/attention.h"
+#include "kernel_params/cast_copy.h"
+#include "kernel_params/elementwise.h"
+#include "kernel_params/gemm.h"
+#include "kernel_params/random.h"
+#include "kernel_params/rows.h"
+#include "kernel_params/strided.h"
+
+namespace hal::gpu {
+
+kernel_params::KernelShape kernel_shape(const Shape& s);
+kernel_params::KernelStrides kernel_strides(const Strides& s);
+// The kernels' element-type code (ptx/element.cuh, hip/element.h ElemType mirror DType's numbering).
+inline std::int32_t elem_type(DType t) { return static_cast<std::int32_t>(t); }
+inline bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+// Elementwise (kernel_params/elementwise.h): a and b broadcast to y's shape;
+// contiguous and vec16 from the views.
+kernel_params::BinaryParams binary_params(const BinaryCall& call);
+kernel_params::UnaryParams unary_params(const UnaryCall& call);
+kernel_params::SwigluParams swiglu_params(const SwigluCall& call);
+
+kernel_params::CastParams cast_params(const CastCall& call);
+kernel_params::CopyParams copy_params(const CopyCall& call);
+kernel_params::FillRandomParams fill_random_params(const FillRandomCall& call);
+
+// Rows over every axis of x but `axis`, which becomes the row (cols) axis.
+// y_outer_strides are y's strides over the same outer axes (a keepdim axis of
+// size 1 already dropped); the vec16 flags are left 0. Ranks <=
+// kRowsMaxOuterRank + 1 (hal::kMaxRank).
+kernel_params::RowsLayout rows_layout(const Tensor& x, const Strides& y_outer_strides, std::int64_t y_col_stride,
+                                      int axis);
+// The row kernels' parameters, x_vec16 / y_vec16 (and a norm's weight_vec16 /
+// bias_vec16) set from the views; cuda_threads_per_row left 0.
+kernel_params::SoftmaxParams softmax_params(const SoftmaxCall& call);
+kernel_params::NormParams norm_params(const NormCall& call);
+kernel_params::ReduceParams reduce_params(const ReduceCall& call);
+kernel_params::RopeParams rope_params(const RopeCall& call);
+
+// GEMM operands as the kernels see them: strides of op(A) and op(B), a batch
+// of 1 broadcast (stride 0), a_k_major / b_k_major = K-contiguity, the vec8
+// flags and the epilogue form.
+kernel_params::GemmParams gemm_params(const GemmCall& call);
+
+// Attention; throws unsupported (naming `backend`) when a head count or head
+// dim does not fit the kernels' int32 fields.
+kernel_params::AttentionParams attention_params(const AttentionCall& call, const char* backend);
+
+}  // namespace hal::gpu
