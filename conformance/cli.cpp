@@ -6,14 +6,17 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "conformance/registry.h"
 #include "hal/io/safetensors.h"
 #include "hal/error.h"
+#include "hal/exit_status.h"
 #include "hal/io/json_writer.h"
+#include "hal/io/output_file.h"
 #include "hal/registry.h"
 
 namespace hal::conformance {
@@ -77,6 +80,12 @@ void usage(std::FILE* to) {
              "                       [--record FILE] [--compare FILE] [--list]\n");
 }
 
+bool is_present(const std::string& device) {
+  for (Device* d : hal::devices())
+    if (d->name() == device) return true;
+  return false;
+}
+
 }  // namespace
 
 std::vector<CaseResult> run_cases(const std::vector<const Case*>& cases, const std::string& device,
@@ -91,8 +100,7 @@ std::vector<CaseResult> run_cases(const std::vector<const Case*>& cases, const s
 }
 
 void write_results_json(const std::string& path, const std::vector<CaseResult>& results) {
-  std::ofstream f(path);
-  if (!f) throw Error(ErrorCode::io_error, fmt::format("cannot write '{}'", path));
+  std::ostringstream f;
   auto num = [](double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string("null"); };
   f << "[\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -104,6 +112,7 @@ void write_results_json(const std::string& path, const std::vector<CaseResult>& 
         num(r.score.nmse), r.score.max_ulp, r.seconds, io::json_escape(r.reason), i + 1 < results.size() ? "," : "");
   }
   f << "]\n";
+  io::write_text_file(path, f.str());
 }
 
 void write_record(const std::string& path, const std::string& device, const std::vector<CaseResult>& results) {
@@ -128,6 +137,10 @@ void write_record(const std::string& path, const std::string& device, const std:
 
 std::function<const RecordedOutput*(const std::string&)> load_record(const std::string& path, std::string* recorded_device) {
   const SafetensorsFile file = read_safetensors(path);
+  // A recording without outputs would skip every case: a comparison that
+  // compares nothing must not pass.
+  if (file.tensors.empty())
+    throw Error(ErrorCode::io_error, fmt::format("{}: the recording holds no tensors (nothing to compare against)", path));
   auto map = std::make_shared<std::map<std::string, RecordedOutput>>();
   for (const NamedTensor& t : file.tensors) (*map)[t.name] = RecordedOutput{t.dtype, t.shape, t.bytes};
   if (recorded_device) {
@@ -182,6 +195,21 @@ int conformance_main(int argc, char** argv) {
     fmt::print(stderr, "hal conformance: no case matches --op '{}' --dtype '{}'\n", op, dtype);
     return 2;
   }
+  // A device that is not here would skip every case: say so instead of
+  // passing. An absent backend is a skip (77), a name that names nothing an
+  // error.
+  if (!is_present(device)) {
+    const std::string backend = device.substr(0, device.find(':'));
+    for (const BackendStatus& b : hal::backends())
+      if (b.name == backend && !b.available) {
+        fmt::print(stderr, "hal conformance: skipped: {} is not available here ({})\n", b.name, b.reason);
+        return kExitSkipped;
+      }
+    std::string names;
+    for (Device* d : hal::devices()) names += (names.empty() ? "" : ", ") + d->name();
+    fmt::print(stderr, "hal conformance: no device '{}' (devices here: {})\n", device, names.empty() ? "none" : names);
+    return kExitFailure;
+  }
   try {
     RunOptions options;
     if (!compare.empty()) {
@@ -196,11 +224,21 @@ int conformance_main(int argc, char** argv) {
     if (!json.empty()) write_results_json(json, results);
     if (!record.empty()) write_record(record, device, results);
     for (const CaseResult& r : results)
-      if (r.status == Status::failed) return 1;
-    return 0;
+      if (r.status == Status::failed) return kExitFailure;
+    // Every case skipped or unsupported (a recording without these cases, a
+    // backend that declines them all): nothing was tested.
+    const bool any_ran = std::any_of(results.begin(), results.end(), [](const CaseResult& r) {
+      return r.status == Status::passed || r.status == Status::expected_failure;
+    });
+    if (!any_ran) {
+      fmt::print(stderr, "hal conformance: no case ran on {} (all {} skipped or unsupported): nothing was tested\n",
+                 device, results.size());
+      return kExitFailure;
+    }
+    return kExitOk;
   } catch (const Error& e) {
-    fmt::print(stderr, "hal conformance: {}\n", e.what());
-    return 2;
+    fmt::print(stderr, "hal conformance: {}: {}\n", error_code_name(e.code()), e.what());
+    return exit_status_for(e);
   }
 }
 

@@ -9,16 +9,33 @@ namespace hal {
 Stream::Stream(Device& device) : device_(&device), impl_(device.create_stream()) {}
 Stream::~Stream() = default;
 
+// A null address with a non-zero size is refused before it reaches the
+// backend (a CPU memmove or a driver call would crash or report an opaque
+// failure); zero bytes from or to null is a no-op, as for memcpy's callers.
+static void check_address(std::string_view fn, std::string_view arg, const void* p, std::size_t bytes) {
+  if (p == nullptr && bytes != 0)
+    throw_invalid_argument(fn, arg, "a non-null address", fmt::format("null with {} bytes", bytes));
+}
+
 void Stream::copy_from_host(void* dst, const void* src, std::size_t bytes) {
+  check_address("Stream::copy_from_host", "device_dst", dst, bytes);
+  check_address("Stream::copy_from_host", "host_src", src, bytes);
   impl_->copy(dst, src, bytes, CopyKind::host_to_device);
 }
 void Stream::copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  check_address("Stream::copy_to_host", "host_dst", dst, bytes);
+  check_address("Stream::copy_to_host", "device_src", src, bytes);
   impl_->copy(dst, src, bytes, CopyKind::device_to_host);
 }
 void Stream::copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  check_address("Stream::copy_on_device", "device_dst", dst, bytes);
+  check_address("Stream::copy_on_device", "device_src", src, bytes);
   impl_->copy(dst, src, bytes, CopyKind::device_to_device);
 }
-void Stream::memset(void* dst, int value, std::size_t bytes) { impl_->memset(dst, value, bytes); }
+void Stream::memset(void* dst, int value, std::size_t bytes) {
+  check_address("Stream::memset", "device_dst", dst, bytes);
+  impl_->memset(dst, value, bytes);
+}
 
 static std::size_t tensor_bytes_for_copy(const Tensor& t, Device* device, std::string_view fn) {
   if (t.device != device)
@@ -29,11 +46,15 @@ static std::size_t tensor_bytes_for_copy(const Tensor& t, Device* device, std::s
 
 void Stream::upload(const Tensor& dst, const void* host_src) {
   const std::size_t bytes = tensor_bytes_for_copy(dst, device_, "Stream::upload");
+  check_address("Stream::upload", "host_src", host_src, bytes);
+  check_address("Stream::upload", "dst", dst.data, bytes);
   if (bytes) copy_from_host(dst.first(), host_src, bytes);
 }
 
 void Stream::download(void* host_dst, const Tensor& src) {
   const std::size_t bytes = tensor_bytes_for_copy(src, device_, "Stream::download");
+  check_address("Stream::download", "host_dst", host_dst, bytes);
+  check_address("Stream::download", "src", src.data, bytes);
   if (bytes) copy_to_host(host_dst, src.first(), bytes);
 }
 

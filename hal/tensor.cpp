@@ -18,6 +18,8 @@ Tensor Tensor::contiguous(void* data, Device* device, DType dtype, const Shape& 
 }
 
 void* Tensor::first() const noexcept {
+  // null + offset is undefined behaviour; an empty view may have both.
+  if (data == nullptr) return nullptr;
   return static_cast<char*>(data) + offset * static_cast<std::int64_t>(dtype_size(dtype));
 }
 

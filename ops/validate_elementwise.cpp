@@ -2,6 +2,8 @@
 // swiglu, cast, copy and fill_random.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "hal/error.h"
 #include "ops/validate_util.h"
 
@@ -17,6 +19,11 @@ void check_same_dtype(std::string_view op, std::string_view arg, const Tensor& t
 }  // namespace
 
 BinaryCall validate_binary(const BinaryCall& c) {
+  // An out-of-range kind would reach the kernels' tables ("?" is to_string's
+  // answer for a value outside the enum).
+  if (to_string(c.kind) == "?")
+    throw_invalid_argument("binary", "kind", "add, sub, mul, div, maximum or minimum",
+                           fmt::format("BinaryKind value {}", static_cast<int>(c.kind)));
   const std::string_view op = to_string(c.kind);
   check_tensor(op, "a", c.a, Role::input);
   check_tensor(op, "b", c.b, Role::input);
@@ -32,6 +39,10 @@ BinaryCall validate_binary(const BinaryCall& c) {
 }
 
 UnaryCall validate_unary(const UnaryCall& c) {
+  if (to_string(c.kind) == "?")
+    throw_invalid_argument("unary", "kind",
+                           "neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, gelu, gelu_tanh or silu",
+                           fmt::format("UnaryKind value {}", static_cast<int>(c.kind)));
   const std::string_view op = to_string(c.kind);
   check_tensor(op, "x", c.x, Role::input);
   check_tensor(op, "y", c.y, Role::output);
@@ -94,6 +105,11 @@ FillRandomCall validate_fill_random(const FillRandomCall& c) {
   switch (c.distribution) {
     case RandomDistribution::uniform:
       if (!(c.a < c.b)) throw_invalid_argument(op, "b", fmt::format("b > a = {} for uniform [a, b)", c.a), fmt::format("{}", c.b));
+      // The value is a + (b - a) * u in float (hal/philox.h): a width beyond
+      // float's range would give +inf, outside [a, b).
+      if (!std::isfinite(c.b - c.a))
+        throw_invalid_argument(op, "b", fmt::format("b - a finite in f32 (at most {:g}) for uniform [a, b)", 0x1.fffffep127),
+                               fmt::format("a = {:g}, b = {:g}", c.a, c.b));
       break;
     case RandomDistribution::normal:
       if (!(c.b >= 0)) throw_invalid_argument(op, "b", "a standard deviation b >= 0", fmt::format("{}", c.b));

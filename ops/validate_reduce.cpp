@@ -9,6 +9,9 @@
 namespace hal::ops::detail {
 
 ReduceCall validate_reduce(const ReduceCall& c) {
+  if (to_string(c.kind) == "?")
+    throw_invalid_argument("reduce", "kind", "sum, mean, max, min or argmax",
+                           fmt::format("ReduceKind value {}", static_cast<int>(c.kind)));
   const std::string_view op = to_string(c.kind);
   check_tensor(op, "x", c.x, Role::input);
   check_tensor(op, "y", c.y, Role::output);

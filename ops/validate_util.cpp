@@ -66,6 +66,11 @@ void check_output_layout(std::string_view op, std::string_view arg, const Tensor
 }  // namespace
 
 void check_tensor(std::string_view op, std::string_view arg, const Tensor& t, Role role) {
+  // An out-of-range DType value has no element size; every size below would
+  // be 0 (and the alignment test a division by it).
+  if (dtype_size(t.dtype) == 0)
+    throw_invalid_argument(op, arg, "a tensor of a valid hal::DType",
+                           fmt::format("DType value {}", static_cast<int>(t.dtype)));
   if (t.device == nullptr)
     throw_invalid_argument(op, arg, "a tensor on a device (device is null)", describe(t));
   if (t.strides.rank() != t.shape.rank())

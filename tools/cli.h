@@ -1,11 +1,14 @@
 #pragma once
 // The `hal` command line: shared pieces of the subcommands.
 //
-// Exit status: 0 success; 1 a hal::Error (its message on stderr); 2 a usage
-// mistake (unknown subcommand, op, option, attribute or input name, a value
-// that does not parse), reported by throwing UsageError.
+// Exit status (hal/exit_status.h): 0 success; 1 a hal::Error (its message on
+// stderr) or a failed check; 2 a usage mistake (unknown subcommand, op,
+// option, attribute or input name, a value that does not parse), reported by
+// throwing UsageError; 3 an I/O error (hal::Error io_error); 77 skipped.
 #include <stdexcept>
 #include <string>
+
+#include "hal/exit_status.h"
 
 namespace hal::tools {
 
@@ -14,9 +17,9 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;
-inline constexpr int kExitUsage = 2;
+inline constexpr int kExitOk = hal::kExitOk;
+inline constexpr int kExitError = hal::kExitFailure;
+inline constexpr int kExitUsage = hal::kExitUsage;
 
 // Subcommands: argv[0] is the subcommand's name; they return the exit status
 // or throw (UsageError, hal::Error). Each prints its own help for --help.

@@ -21,7 +21,6 @@ namespace hal::tools {
 using io::convert;
 using io::npy_descr;
 using io::read_npy;
-using io::write_npy;
 
 namespace {
 
@@ -180,15 +179,25 @@ int run_main(int argc, char** argv) {
   if (!spec) throw UsageError(fmt::format("run: unknown op '{}' (see hal run --help for the list)", args.op));
   check_names(*spec, args);
 
-  std::map<std::string, HostArray> inputs;
-  for (const auto& [name, file] : args.inputs) {
-    HostArray a = read_npy(file.path);
-    inputs[name] = file.dtype ? convert(a, *file.dtype) : std::move(a);
-  }
-
   Device& dev = args.device.empty() ? default_device() : device(args.device);
   Stream stream(dev);
   DeviceArena arena(dev, stream);
+  // Inputs go straight from their files into device buffers; the builders
+  // get placeholders bound to them (DeviceArena::bind). One converted on
+  // load (':DTYPE') is read and converted on the host first.
+  std::map<std::string, HostArray> inputs;
+  for (const auto& [name, file] : args.inputs) {
+    if (file.dtype) {
+      HostArray a = read_npy(file.path);
+      inputs[name] = a.dtype == *file.dtype ? std::move(a) : convert(a, *file.dtype);
+    } else {
+      const Tensor t = arena.load_npy(file.path);
+      HostArray& placeholder = inputs[name];  // std::map: the address stays valid
+      placeholder.dtype = t.dtype;
+      placeholder.shape = t.shape;
+      arena.bind(placeholder, t);
+    }
+  }
   std::set<std::string> requested;
   for (const auto& [name, file] : args.outputs) requested.insert(name);
   const BuiltCall built = build_call(*spec, inputs, Attrs(args.attrs), requested, arena);
@@ -208,8 +217,7 @@ int run_main(int argc, char** argv) {
     save_as[name] = t;
   }
   ops::run(stream, built.call);
-  for (const auto& [name, file] : args.outputs)
-    write_npy(file.path, convert(arena.download(built.outputs.at(name)), save_as.at(name)));
+  for (const auto& [name, file] : args.outputs) arena.save_npy(file.path, built.outputs.at(name), save_as.at(name));
   return kExitOk;
 }
 

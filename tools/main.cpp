@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -46,7 +47,8 @@ void print_usage(std::FILE* to) {
   for (const Subcommand& s : kSubcommands) text += fmt::format("  {:<12} {}\n", s.name, s.help);
   text +=
       "\n"
-      "Exit status: 0 success, 1 error reported by hal, 2 usage error.\n"
+      "Exit status: 0 success, 1 error reported by hal or a failed check, 2 usage error,\n"
+      "3 I/O error (a file not readable or writable, a full disk), 77 skipped (backend absent).\n"
       "HAL_DEVICE sets the default device (cpu, cuda:N, hip:N).\n";
   std::fputs(text.c_str(), to);
 }
@@ -78,6 +80,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   } catch (const hal::Error& e) {
     std::fprintf(stderr, "hal: %s: %s\n", std::string(hal::error_code_name(e.code())).c_str(), e.what());
+    return hal::exit_status_for(e);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "hal: out of memory: a host allocation failed\n");
     return kExitError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hal: error: %s\n", e.what());

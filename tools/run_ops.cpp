@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <limits>
 #include <cmath>
 #include <cstdlib>
 
@@ -110,6 +111,14 @@ std::int64_t Attrs::get_int(std::string_view key, std::int64_t fallback) const {
   return out;
 }
 
+int Attrs::get_int32(std::string_view key, int fallback) const {
+  const std::int64_t v = get_int(key, fallback);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    bad_value(key, *find(key), fmt::format("an integer in [{}, {}]", std::numeric_limits<int>::min(),
+                                            std::numeric_limits<int>::max()));
+  return static_cast<int>(v);
+}
+
 std::uint64_t Attrs::get_uint(std::string_view key, std::uint64_t fallback) const {
   const std::string* v = find(key);
   if (!v) return fallback;
@@ -150,13 +159,54 @@ DType Attrs::get_dtype(std::string_view key, DType fallback) const {
 }
 
 Tensor DeviceArena::upload(const HostArray& host) {
+  if (const auto it = loaded_.find(&host); it != loaded_.end()) return it->second;
   Tensor t = allocate(host.dtype, host.shape);
   if (!host.bytes.empty()) stream_.upload(t, host.bytes.data());
   return t;
 }
 
+Tensor DeviceArena::load_npy(const std::string& path) {
+  const io::NpyHeader h = io::read_npy_header(path);
+  Tensor t = allocate(h.dtype, h.shape);
+  if (h.data_bytes > 0) {
+    if (device_.info().backend == "cpu") {
+      io::read_npy_into(path, h, t.data);  // the CPU's device memory is host memory
+    } else {
+      std::vector<std::byte> staging(static_cast<std::size_t>(h.data_bytes));
+      io::read_npy_into(path, h, staging.data());
+      stream_.upload(t, staging.data());
+      stream_.synchronize();
+    }
+  }
+  return t;
+}
+
+void DeviceArena::bind(const HostArray& placeholder, const Tensor& t) { loaded_[&placeholder] = t; }
+
+HostArray DeviceArena::host_values(const HostArray& host) {
+  const auto it = loaded_.find(&host);
+  return it == loaded_.end() ? host : download(it->second);
+}
+
+void DeviceArena::save_npy(const std::string& path, const Tensor& t, DType as) {
+  if (as == t.dtype && t.is_contiguous() && device_.info().backend == "cpu") {
+    stream_.synchronize();
+    io::write_npy(path, t.dtype, t.shape, t.first());  // straight from the device buffer
+    return;
+  }
+  const HostArray host = download(t);
+  if (as == t.dtype)
+    io::write_npy(path, host);
+  else
+    io::write_npy(path, io::convert(host, as));
+}
+
 Tensor DeviceArena::allocate(DType dtype, const Shape& shape) {
-  buffers_.push_back(Buffer::for_tensor(device_, dtype, shape));
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(checked_numel(shape, "hal run"), static_cast<std::int64_t>(dtype_size(dtype)), &bytes))
+    throw_invalid_argument("hal run", "array", "an array whose size in bytes fits in int64",
+                           fmt::format("{}{}", dtype_name(dtype), shape.str()));
+  buffers_.push_back(Buffer(device_, static_cast<std::size_t>(bytes)));
   return buffers_.back().view(dtype, shape);
 }
 
@@ -207,7 +257,10 @@ BuiltCall build_gemm(const std::map<std::string, HostArray>& in, const Attrs& at
                              fmt::format("a {} and b {}", a.str(), b.str()));
     const std::int64_t m = g.trans_a ? a[a.rank() - 1] : a[a.rank() - 2];
     const std::int64_t n = g.trans_b ? b[b.rank() - 2] : b[b.rank() - 1];
-    const std::int64_t batch = std::max(a.rank() == 3 ? a[0] : 1, b.rank() == 3 ? b[0] : 1);
+    // The batch of the rank-3 operand that is not broadcast (batch 1), which
+    // may be 0: a (0, M, K) a is a valid, empty gemm.
+    const std::int64_t batch_a = a.rank() == 3 ? a[0] : 1, batch_b = b.rank() == 3 ? b[0] : 1;
+    const std::int64_t batch = batch_a != 1 ? batch_a : batch_b;
     const Shape c_shape = (a.rank() == 3 || b.rank() == 3) ? Shape{batch, m, n} : Shape{m, n};
     const DType c_dtype = attrs.get_dtype("dtype", g.bias ? g.bias->dtype : g.a.dtype);
     g.c = arena.zeros(c_dtype, c_shape);
@@ -221,7 +274,10 @@ BuiltCall build_reduce(ReduceKind kind, const std::map<std::string, HostArray>& 
   ReduceCall r;
   r.kind = kind;
   r.x = arena.upload(input(in, "x"));
-  r.axis = static_cast<int>(attrs.get_int("axis", -1));
+  r.axis = attrs.get_int32("axis", -1);
+  if (r.x.rank() == 0)
+    throw_invalid_argument(to_string(kind), "x", "an array of rank 1 or more (reduces over an axis)",
+                           fmt::format("a 0-d array {}", r.x.shape.str()));
   r.keepdim = attrs.get_bool("keepdim", false);
   const int axis = normalize_axis(r.axis, r.x.rank(), to_string(kind), "axis");
   Shape y = r.x.shape;
@@ -356,8 +412,16 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
   if (op == "rope") {
     RopeCall c;
     c.x = arena.upload(input(in, "x"));
-    const HostArray& pos = input(in, "positions");
-    // NumPy writes integer arrays as i64 by default; rope takes i32 positions.
+    const HostArray pos = arena.host_values(input(in, "positions"));
+    // NumPy writes integer arrays as i64 by default; rope takes i32 positions,
+    // and a position beyond int32 is refused rather than saturated.
+    if (pos.dtype == DType::i64) {
+      const auto* p = reinterpret_cast<const std::int64_t*>(pos.bytes.data());
+      for (std::int64_t i = 0; i < pos.numel(); ++i)
+        if (p[i] < std::numeric_limits<std::int32_t>::min() || p[i] > std::numeric_limits<std::int32_t>::max())
+          throw_invalid_argument("rope", "positions", "positions that fit in int32 (rope takes i32 positions)",
+                                 fmt::format("{} at index {}", p[i], i));
+    }
     c.positions = arena.upload(is_integer(pos.dtype) ? convert(pos, DType::i32) : pos);
     c.y = arena.allocate(c.x.dtype, c.x.shape);
     c.theta = attrs.get_float("theta", 10000.0f);
@@ -368,9 +432,9 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
       c.style = RopeStyle::gptj;
     else
       bad_value("style", style, "neox or gptj");
-    c.rotary_dim = static_cast<int>(attrs.get_int("rotary_dim", 0));
+    c.rotary_dim = attrs.get_int32("rotary_dim", 0);
     if (in.count("inv_freq")) {
-      const HostArray& f = input(in, "inv_freq");
+      const HostArray f = arena.host_values(input(in, "inv_freq"));
       const DType want = c.x.dtype == DType::f64 ? DType::f64 : DType::f32;
       c.inv_freq = arena.upload(f.dtype == want ? f : convert(f, want));
     }
@@ -388,6 +452,9 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     c.table = arena.upload(input(in, "table"));
     c.ids = arena.upload(input(in, "ids"));
     if (c.table.rank() != 2) throw_invalid_argument("embedding", "table", "rank 2", c.table.shape.str());
+    if (c.ids.rank() >= kMaxRank)
+      throw_invalid_argument("embedding", "ids", fmt::format("rank at most {} (y has one more dim)", kMaxRank - 1),
+                             fmt::format("rank {} {}", c.ids.rank(), c.ids.shape.str()));
     Shape y = c.ids.shape;
     y.push_back(c.table.shape[1]);
     c.y = arena.allocate(c.table.dtype, y);

@@ -42,6 +42,7 @@ class Attrs {
   bool get_bool(std::string_view key, bool fallback) const;
   float get_float(std::string_view key, float fallback) const;
   std::int64_t get_int(std::string_view key, std::int64_t fallback) const;
+  int get_int32(std::string_view key, int fallback) const;  // refuses values beyond int
   std::uint64_t get_uint(std::string_view key, std::uint64_t fallback) const;
   std::vector<std::int64_t> get_ints(std::string_view key) const;  // "1,0,2"
   std::string get_string(std::string_view key, std::string_view fallback) const;
@@ -57,7 +58,20 @@ class Attrs {
 class DeviceArena {
  public:
   DeviceArena(Device& device, Stream& stream) : device_(device), stream_(stream) {}
+  // Reads a .npy file's header, allocates its device tensor and reads the
+  // data straight into it (on the CPU; through one host staging copy on a
+  // GPU), so an input costs 1x its size in host memory, not a copy per step.
+  Tensor load_npy(const std::string& path);
+  // A bound HostArray is a placeholder (dtype and shape, no bytes) for data
+  // already on the device: upload() returns that tensor, and host_values()
+  // gives its values on the host for the few builders that need them. Any
+  // other array is copied to the device.
+  void bind(const HostArray& placeholder, const Tensor& t);
   Tensor upload(const HostArray& host);
+  HostArray host_values(const HostArray& host);
+  // Writes t to a .npy file as dtype `as`, straight from the device buffer
+  // on the CPU when no conversion is needed.
+  void save_npy(const std::string& path, const Tensor& t, DType as);
   Tensor allocate(DType dtype, const Shape& shape);
   Tensor zeros(DType dtype, const Shape& shape);
   HostArray download(const Tensor& t);
@@ -66,6 +80,7 @@ class DeviceArena {
   Device& device_;
   Stream& stream_;
   std::vector<Buffer> buffers_;
+  std::map<const HostArray*, Tensor> loaded_;
 };
 
 struct BuiltCall {

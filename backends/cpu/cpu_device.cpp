@@ -6,6 +6,7 @@
 #include <new>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernel_call.h"
 #include "cpu_ref/cpu_features.h"
 #include "backends/cpu/cpu_stream.h"
 #include "cpu_ref/kernels.h"
@@ -77,7 +78,7 @@ void CpuDevice::execute(StreamImpl&, const OpCall& call) {
     void operator()(const GlobalNormCall& c) const { cpu_ref::global_norm(c); }
     void operator()(const RopeBackwardCall& c) const { cpu_ref::rope_backward(c); }
   };
-  std::visit(Run{}, call);
+  if (const std::optional<OpCall> kernel_call = prepare_kernel_call(call)) std::visit(Run{}, *kernel_call);
 }
 
 BackendProbe probe() {

@@ -8,11 +8,14 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "bench/suite/report.h"
 #include "bench/suite/runner.h"
 #include "hal/error.h"
+#include "hal/exit_status.h"
+#include "hal/io/output_file.h"
 #include "hal/registry.h"
 
 namespace hal::bench {
@@ -96,7 +99,7 @@ int bench_main(int argc, char** argv) {
   for (const BackendStatus& b : backends())
     if (!device_name.empty() && b.name == backend_name && !b.available) {
       fmt::print(stderr, "hal bench: skipped: {} is not available here ({})\n", b.name, b.reason);
-      return 77;
+      return kExitSkipped;
     }
   Device& dev = device_name.empty() ? default_device() : device(device_name);
 
@@ -153,15 +156,16 @@ int bench_main(int argc, char** argv) {
   info.date = buf;
 
   print_table(std::cout, info, results);
+  // Written whole and checked to the close: a full disk is an I/O error.
   if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    if (!f) throw Error(ErrorCode::io_error, fmt::format("hal bench: cannot write '{}'", json_path));
+    std::ostringstream f;
     write_json(f, info, results);
+    io::write_text_file(json_path, f.str());
   }
   if (!csv_path.empty()) {
-    std::ofstream f(csv_path);
-    if (!f) throw Error(ErrorCode::io_error, fmt::format("hal bench: cannot write '{}'", csv_path));
+    std::ostringstream f;
     write_csv(f, results);
+    io::write_text_file(csv_path, f.str());
   }
   for (const BenchResult& r : results)
     if (!r.error.empty()) return 1;

@@ -5,11 +5,16 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "hal/error.h"
+#include "hal/io/output_file.h"
 
 namespace hal::io {
 
@@ -168,63 +173,159 @@ HostArray parse_npy_header(const std::string& header, const std::string& path) {
   return HeaderParser(header, path).parse();
 }
 
-HostArray read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, fmt::format("cannot open for reading ({})", std::strerror(errno)));
-  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(path, "read error");
+namespace {
 
-  if (file.size() < kMagicSize + 2 || std::memcmp(file.data(), kMagic, kMagicSize) != 0)
-    fail(path, "not a .npy file (wrong magic; expected \\x93NUMPY)");
-  const auto* u = reinterpret_cast<const unsigned char*>(file.data());
-  const int major = u[6];
-  if (major < 1 || major > 3) fail(path, fmt::format("unsupported .npy format version {}.{}", major, int(u[7])));
-  const int len_bytes = major == 1 ? 2 : 4;
-  const std::size_t prefix = kMagicSize + 2 + static_cast<std::size_t>(len_bytes);
-  if (file.size() < prefix) fail(path, "truncated header");
-  const std::size_t header_len = read_le(u + 8, len_bytes);
-  if (file.size() - prefix < header_len)
-    fail(path, fmt::format("truncated header: {} bytes declared, {} present", header_len, file.size() - prefix));
-
-  HostArray out = parse_npy_header(file.substr(prefix, header_len), path);
-  const std::size_t data_at = prefix + header_len;
-  std::int64_t bytes = 0;
-  if (__builtin_mul_overflow(out.numel(), static_cast<std::int64_t>(dtype_size(out.dtype)), &bytes))
-    fail(path, "invalid shape: byte size overflows int64");
-  const std::size_t present = file.size() - data_at;
-  if (present < static_cast<std::uint64_t>(bytes))
-    fail(path, fmt::format("truncated data: shape {} of {} needs {} bytes, file has {}", out.shape.str(),
-                           dtype_name(out.dtype), bytes, present));
-  if (present > static_cast<std::uint64_t>(bytes))
-    fail(path, fmt::format("data size mismatch: shape {} of {} needs {} bytes, file has {}", out.shape.str(),
-                           dtype_name(out.dtype), bytes, present));
-  out.bytes.resize(static_cast<std::size_t>(bytes));
-  if (bytes > 0) std::memcpy(out.bytes.data(), file.data() + data_at, static_cast<std::size_t>(bytes));
-  if (out.dtype == DType::boolean) {
-    for (std::byte b : out.bytes)
-      if (static_cast<unsigned>(b) > 1) fail(path, "bool data holds a byte other than 0 or 1");
+// A file opened for reading with POSIX calls: every failure is an io_error
+// naming the file and the system's reason (iostreams would report a
+// directory as "basic_filebuf::underflow error reading the file").
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) fail(path_, fmt::format("cannot open for reading ({})", std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd_);
+      fail(path_, "cannot read: is a directory");
+    }
+    if (S_ISREG(st.st_mode)) size_ = static_cast<std::int64_t>(st.st_size);
   }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile() { ::close(fd_); }
+
+  // The size of a regular file, or -1 (a pipe, a device).
+  std::int64_t size() const { return size_; }
+
+  // Reads up to `bytes` (fewer only at the end of the file); returns the count.
+  std::size_t read(void* dst, std::size_t bytes) {
+    std::size_t done = 0;
+    while (done < bytes) {
+      const ::ssize_t n = ::read(fd_, static_cast<char*>(dst) + done, std::min<std::size_t>(bytes - done, 1u << 30));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail(path_, fmt::format("read error ({})", std::strerror(errno)));
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    return done;
+  }
+
+ private:
+  const std::string& path_;
+  int fd_;
+  std::int64_t size_ = -1;
+};
+
+// .npy headers are a few hundred bytes (NumPy itself refuses more than 10000
+// by default); a larger declared length is a damaged file, not an allocation.
+constexpr std::size_t kMaxHeaderBytes = 1 << 20;
+
+// Reads magic, version and header dict; leaves the file at the first data byte.
+NpyHeader read_header(InputFile& in, const std::string& path) {
+  unsigned char prefix[12];
+  const std::size_t got = in.read(prefix, kMagicSize + 2);
+  if (got < kMagicSize + 2 || std::memcmp(prefix, kMagic, kMagicSize) != 0)
+    fail(path, "not a .npy file (wrong magic; expected \\x93NUMPY)");
+  const int major = prefix[6];
+  if (major < 1 || major > 3) fail(path, fmt::format("unsupported .npy format version {}.{}", major, int(prefix[7])));
+  const int len_bytes = major == 1 ? 2 : 4;
+  const std::size_t prefix_size = kMagicSize + 2 + static_cast<std::size_t>(len_bytes);
+  if (in.read(prefix + 8, static_cast<std::size_t>(len_bytes)) != static_cast<std::size_t>(len_bytes))
+    fail(path, "truncated header");
+  const std::size_t header_len = read_le(prefix + 8, len_bytes);
+  if (in.size() >= 0 && static_cast<std::uint64_t>(in.size()) - prefix_size < header_len)
+    fail(path, fmt::format("truncated header: {} bytes declared, {} present", header_len,
+                           static_cast<std::uint64_t>(in.size()) - prefix_size));
+  if (header_len > kMaxHeaderBytes)
+    fail(path, fmt::format("malformed header: {} bytes declared, at most {} supported", header_len, kMaxHeaderBytes));
+  std::string text(header_len, '\0');
+  const std::size_t have = in.read(text.data(), header_len);
+  if (have < header_len) fail(path, fmt::format("truncated header: {} bytes declared, {} present", header_len, have));
+
+  const HostArray parsed = parse_npy_header(text, path);
+  NpyHeader h;
+  h.dtype = parsed.dtype;
+  h.shape = parsed.shape;
+  h.data_offset = prefix_size + header_len;
+  if (__builtin_mul_overflow(checked_numel(parsed.shape), static_cast<std::int64_t>(dtype_size(parsed.dtype)),
+                             &h.data_bytes))
+    fail(path, "invalid shape: byte size overflows int64");
+  if (in.size() >= 0) {
+    const auto present = static_cast<std::uint64_t>(in.size()) - h.data_offset;
+    if (present < static_cast<std::uint64_t>(h.data_bytes))
+      fail(path, fmt::format("truncated data: shape {} of {} needs {} bytes, file has {}", h.shape.str(),
+                             dtype_name(h.dtype), h.data_bytes, present));
+    if (present > static_cast<std::uint64_t>(h.data_bytes))
+      fail(path, fmt::format("data size mismatch: shape {} of {} needs {} bytes, file has {}", h.shape.str(),
+                             dtype_name(h.dtype), h.data_bytes, present));
+  }
+  return h;
+}
+
+// Reads exactly the header's data bytes into dst, then checks the file ends
+// there (for files whose size fstat does not know).
+void read_data(InputFile& in, const std::string& path, const NpyHeader& h, void* dst) {
+  const auto bytes = static_cast<std::size_t>(h.data_bytes);
+  const std::size_t got = in.read(dst, bytes);
+  if (got < bytes)
+    fail(path, fmt::format("truncated data: shape {} of {} needs {} bytes, file has {}", h.shape.str(),
+                           dtype_name(h.dtype), bytes, got));
+  char extra;
+  if (in.size() < 0 && in.read(&extra, 1) != 0)
+    fail(path, fmt::format("data size mismatch: shape {} of {} needs {} bytes, file has more", h.shape.str(),
+                           dtype_name(h.dtype), bytes));
+  if (h.dtype == DType::boolean) {
+    const auto* b = static_cast<const unsigned char*>(dst);
+    for (std::size_t i = 0; i < bytes; ++i)
+      if (b[i] > 1) fail(path, "bool data holds a byte other than 0 or 1");
+  }
+}
+
+}  // namespace
+
+NpyHeader read_npy_header(const std::string& path) {
+  InputFile in(path);
+  return read_header(in, path);
+}
+
+void read_npy_into(const std::string& path, const NpyHeader& expected, void* dst) {
+  InputFile in(path);
+  const NpyHeader h = read_header(in, path);
+  if (h.dtype != expected.dtype || !(h.shape == expected.shape))
+    fail(path, fmt::format("changed while being read: {}{} now, {}{} before", dtype_name(h.dtype), h.shape.str(),
+                           dtype_name(expected.dtype), expected.shape.str()));
+  read_data(in, path, h, dst);
+}
+
+HostArray read_npy(const std::string& path) {
+  InputFile in(path);
+  const NpyHeader h = read_header(in, path);
+  HostArray out;
+  out.dtype = h.dtype;
+  out.shape = h.shape;
+  out.bytes.resize(static_cast<std::size_t>(h.data_bytes));
+  read_data(in, path, h, out.bytes.data());
   return out;
 }
 
-void write_npy(const std::string& path, const HostArray& array) {
-  const std::string descr = npy_descr(array.dtype);
+void write_npy(const std::string& path, DType dtype, const Shape& shape, const void* data) {
+  const std::string descr = npy_descr(dtype);
   if (descr.empty())
     throw_invalid_argument("write_npy", "array", "a dtype .npy can store (f32, f64, f16, i8, i32, i64, bool)",
-                           std::string(dtype_name(array.dtype)));
-  std::string shape;
-  for (int i = 0; i < array.shape.rank(); ++i) shape += fmt::format("{}, ", array.shape[i]);
-  if (array.shape.rank() > 1) shape.resize(shape.size() - 2);  // (n,) keeps its comma
-  else if (array.shape.rank() == 1) shape.pop_back();
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, shape);
+                           std::string(dtype_name(dtype)));
+  const auto bytes = static_cast<std::size_t>(checked_numel(shape, "write_npy")) * dtype_size(dtype);
+  if (data == nullptr && bytes != 0) throw_invalid_argument("write_npy", "data", "a non-null address", "null");
+  std::string dims;
+  for (int i = 0; i < shape.rank(); ++i) dims += fmt::format("{}, ", shape[i]);
+  if (shape.rank() > 1) dims.resize(dims.size() - 2);  // (n,) keeps its comma
+  else if (shape.rank() == 1) dims.pop_back();
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, dims);
   // The data starts on a 64-byte boundary; the header ends with '\n'.
   const bool v1 = header.size() + 1 + 10 < 65536;
   const std::size_t prefix = v1 ? 10 : 12;
   header.append((64 - (prefix + header.size() + 1) % 64) % 64, ' ');
   header += '\n';
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail(path, fmt::format("cannot open for writing ({})", std::strerror(errno)));
+  OutputFile out(path);
   out.write(kMagic, kMagicSize);
   const char version[2] = {static_cast<char>(v1 ? 1 : 2), 0};
   out.write(version, 2);
@@ -232,12 +333,25 @@ void write_npy(const std::string& path, const HostArray& array) {
   const char len_bytes[4] = {static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
                              static_cast<char>((len >> 16) & 0xff), static_cast<char>((len >> 24) & 0xff)};
   out.write(len_bytes, v1 ? 2 : 4);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(array.bytes.data()), static_cast<std::streamsize>(array.bytes.size()));
-  if (!out) fail(path, "write error");
+  out.write(header);
+  out.write(data, bytes);
+  out.close();
+}
+
+void write_npy(const std::string& path, const HostArray& array) {
+  if (array.bytes.size() != static_cast<std::size_t>(array.numel()) * dtype_size(array.dtype))
+    throw_invalid_argument("write_npy", "array", fmt::format("{} bytes for {}{}", array.numel() * dtype_size(array.dtype),
+                                                             dtype_name(array.dtype), array.shape.str()),
+                           fmt::format("{} bytes", array.bytes.size()));
+  write_npy(path, array.dtype, array.shape, array.bytes.data());
 }
 
 HostArray convert(const HostArray& array, DType to) {
+  const std::int64_t numel = array.numel();
+  if (array.bytes.size() != static_cast<std::size_t>(numel) * dtype_size(array.dtype))
+    throw_invalid_argument("convert", "array", fmt::format("{} bytes for {}{}", numel * dtype_size(array.dtype),
+                                                           dtype_name(array.dtype), array.shape.str()),
+                           fmt::format("{} bytes", array.bytes.size()));
   if (array.dtype == to) return array;
   HostArray out;
   out.dtype = to;

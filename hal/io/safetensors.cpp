@@ -11,6 +11,7 @@
 #include "hal/error.h"
 #include "hal/io/json_reader.h"
 #include "hal/io/json_writer.h"
+#include "hal/io/output_file.h"
 
 namespace hal::io {
 
@@ -50,15 +51,14 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
   }
   header += "}";
   while (header.size() % 8 != 0) header += ' ';
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorCode::io_error, fmt::format("cannot write '{}'", path));
+  OutputFile f(path);  // every write and the close checked (a full disk)
   std::uint8_t len[8];
   std::uint64_t n = header.size();
   for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>(n >> (8 * i));
-  f.write(reinterpret_cast<const char*>(len), 8);
-  f.write(header.data(), static_cast<std::streamsize>(header.size()));
-  for (const NamedTensor& t : file.tensors) f.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
-  if (!f) throw Error(ErrorCode::io_error, fmt::format("write to '{}' failed", path));
+  f.write(len, 8);
+  f.write(header);
+  for (const NamedTensor& t : file.tensors) f.write(t.bytes.data(), t.bytes.size());
+  f.close();
 }
 
 namespace {
