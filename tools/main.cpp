@@ -5,7 +5,9 @@
 // declared in tools/cli.h. `conformance` and `bench` are added this way.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -71,10 +73,21 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 }  // namespace hal::tools
 
+// A report printed to a full disk (hal conformance > /dev/full) is work not
+// done: stdout's buffered bytes are flushed here and a failure is an I/O error.
+int checked_stdout(int status) {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "hal: I/O error: standard output: write failed (%s)\n", std::strerror(errno ? errno : EIO));
+    return hal::kExitIo;
+  }
+  return status;
+}
+
 int main(int argc, char** argv) {
   using namespace hal::tools;
   try {
-    return dispatch(argc, argv);
+    return checked_stdout(dispatch(argc, argv));
   } catch (const UsageError& e) {
     std::fprintf(stderr, "hal: error: %s\n", e.what());
     return kExitUsage;

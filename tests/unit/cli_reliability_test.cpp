@@ -75,7 +75,7 @@ class CliReliabilityTest : public ::testing::Test {
   static bool has(const CliResult& r, const std::string& part) { return r.output.find(part) != std::string::npos; }
   static bool have_dev_full() { return ::access("/dev/full", W_OK) == 0; }
 
- private:
+ protected:
   std::string cli_;
   std::filesystem::path dir_;
 };
@@ -94,6 +94,10 @@ TEST_F(CliReliabilityTest, FullDiskIsAnIoErrorForEveryWriter) {
   EXPECT_TRUE(has(r, "/dev/full")) << r.output;
   r = run("bench --device cpu --op add --shape 64x64 --quick --no-vendor --csv /dev/full");
   EXPECT_EQ(r.status, 3) << r.output;
+  // A report on standard output that cannot be written.
+  const std::string cmd = "'" + cli_ + "' devices --json > /dev/full 2>/dev/null";
+  const int raw = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 3) << raw;
 }
 
 TEST_F(CliReliabilityTest, ConformanceThatTestsNothingDoesNotPass) {
