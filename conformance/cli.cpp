@@ -77,7 +77,9 @@ void print_summary(const std::vector<CaseResult>& results, const std::string& de
 void usage(std::FILE* to) {
   fmt::print(to,
              "usage: hal conformance [--device DEV] [--op OP] [--dtype DT] [--json FILE]\n"
-             "                       [--record FILE] [--compare FILE] [--list]\n");
+             "                       [--record FILE] [--compare FILE] [--list]\n"
+             "exit status: 0 every case that ran passed (and at least one ran), 1 a case failed,\n"
+             "no case ran or the device is not here, 2 usage, 3 I/O error, 77 backend not available\n");
 }
 
 bool is_present(const std::string& device) {
