@@ -352,7 +352,7 @@ BuiltCall build_fp8(std::string_view op, const std::map<std::string, HostArray>&
   c.a_scales = arena.upload(input(in, "a_scales"));
   c.b = arena.upload(input(in, "b"));
   c.b_scales = arena.upload(input(in, "b_scales"));
-  const HostArray& off = input(in, "offsets");
+  const HostArray off = arena.host_values(input(in, "offsets"));  // values needed on the host
   // NumPy writes integer arrays as i64 by default; the offsets are i32.
   c.offsets = arena.upload(is_integer(off.dtype) ? convert(off, DType::i32) : off);
   rank_check(c.a, "a", 2);
