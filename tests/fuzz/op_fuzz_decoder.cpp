@@ -371,8 +371,12 @@ void each_element(const Tensor& t, F&& f) {
 bool decode_op_case(const std::uint8_t* data, std::size_t size, OpCase& out) {
   if (size < 4) return false;
   FuzzedDataProvider in(data, size);
-  out.arena.assign(kArenaBytes, std::byte{0});
-  for (std::size_t i = 0; i < out.arena.size(); ++i) out.arena[i] = canary(i);
+  static const std::vector<std::byte> pattern = [] {
+    std::vector<std::byte> p(kArenaBytes);
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = canary(i);
+    return p;
+  }();
+  out.arena = pattern;
   out.nice_values = in.ConsumeIntegral<std::uint8_t>() % 4 != 0;
   Builder b(in, out);
   try {
@@ -383,12 +387,14 @@ bool decode_op_case(const std::uint8_t* data, std::size_t size, OpCase& out) {
   return true;
 }
 
-void mark_elements(const OpCase& c, const Tensor& t, std::vector<bool>& mask) {
+void restore_elements(const OpCase& c, const Tensor& t, const std::vector<std::byte>& from,
+                      std::vector<std::byte>& to) {
   if (!t.data) return;
   const std::size_t base = static_cast<std::size_t>(static_cast<const std::byte*>(t.data) - c.arena.data());
   const std::size_t esize = dtype_size(t.dtype);
   each_element(t, [&](std::int64_t at) {
-    for (std::size_t k = 0; k < esize; ++k) mask[base + static_cast<std::size_t>(at) + k] = true;
+    const std::size_t i = base + static_cast<std::size_t>(at);
+    std::memcpy(to.data() + i, from.data() + i, esize);
   });
 }
 

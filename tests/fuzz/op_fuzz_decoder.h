@@ -39,8 +39,10 @@ struct OpCase {
 // more memory than the arena has (the fuzzer then returns at once).
 bool decode_op_case(const std::uint8_t* data, std::size_t size, OpCase& out);
 
-// The byte ranges [begin, end) of the arena that the view's elements occupy.
-void mark_elements(const OpCase& c, const Tensor& t, std::vector<bool>& mask);
+// Copies the bytes of the view's elements (a view into c's arena) from `from`
+// into `to` (both arena-sized), leaving every other byte of `to` alone.
+void restore_elements(const OpCase& c, const Tensor& t, const std::vector<std::byte>& from,
+                      std::vector<std::byte>& to);
 
 // The view's elements in logical (row-major) order, as bytes.
 std::vector<std::uint8_t> gather(const Tensor& t);
