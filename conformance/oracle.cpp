@@ -99,16 +99,17 @@ std::vector<Reference> compute_references(const OpCall& host_call) {
   // from the same contents), so that `oracle` keeps its inputs intact.
   OpCall run = oracle;
   std::vector<Tensor> run_outputs;
+  Stream s(cpu_device());
   for_each_tensor(run, [&](std::string_view, Tensor& t, TensorRole role) {
     if (role == TensorRole::input) return;
     const Tensor from = t;
     keep.push_back(Buffer::for_tensor(cpu_device(), t.dtype, t.shape));
     t = keep.back().view(t.dtype, t.shape);
-    if (role == TensorRole::accumulated && t.numel() > 0)
-      std::memcpy(t.data, from.first(), static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
+    // Element by element: an accumulated output may be strided (a padded C),
+    // and its holes are not its contents.
+    if (role == TensorRole::accumulated && t.numel() > 0) ops::copy(s, from, t);
     run_outputs.push_back(t);
   });
-  Stream s(cpu_device());
   ops::run(s, run);
   s.synchronize();
 

@@ -18,12 +18,16 @@ fi
 # buffers) on first use, which libFuzzer's per-input leak check would take
 # for leaks and re-run; LeakSanitizer still checks the whole run at exit.
 extra_flags() { if [ "$1" = op ]; then echo -detect_leaks=0; fi; }
+# Reports with file and line (the clang-16 runtime looks for a symbolizer
+# that Debian names llvm-symbolizer-16 only when that package is installed).
+symbolizer="$(command -v llvm-symbolizer-16 || command -v llvm-symbolizer || true)"
+sym="${symbolizer:+:external_symbolizer_path=$symbolizer}"
 failed=()
 for target in npy safetensors op; do
   work="build/clang/fuzz/$target"
   mkdir -p "$work/corpus" "$work/artifacts"
   echo "== fuzz $target: ${seconds} s"
-  if ! ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
+  if ! ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1$sym}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1$sym}" \
       "build/clang/tests/fuzz/${target}_fuzzer" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 \
       -max_len=4096 -print_final_stats=1 -artifact_prefix="$work/artifacts/" $(extra_flags "$target") \
       "$work/corpus" "tests/fuzz/seeds/$target" > "$work/log.txt" 2>&1; then
