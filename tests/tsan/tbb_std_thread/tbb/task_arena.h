@@ -3,6 +3,7 @@
 // parallel_for.h for why. An arena here is only a concurrency limit that
 // parallel_for reads on the calling thread (and passes to its helpers).
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <utility>
 
@@ -17,7 +18,16 @@ inline thread_local int arena_limit = 0;
 inline int default_concurrency() {
   return static_cast<int>(std::max(4u, std::thread::hardware_concurrency()));
 }
-inline int concurrency() { return arena_limit > 0 ? arena_limit : default_concurrency(); }
+// global_control's max_allowed_parallelism; 0: none.
+inline std::atomic<int>& global_limit() {
+  static std::atomic<int> limit{0};
+  return limit;
+}
+inline int concurrency() {
+  const int local = arena_limit > 0 ? arena_limit : default_concurrency();
+  const int global = global_limit().load();
+  return global > 0 ? std::min(local, global) : local;
+}
 
 struct ScopedLimit {
   explicit ScopedLimit(int limit) : saved(arena_limit) { arena_limit = limit; }
