@@ -20,7 +20,9 @@ foreach(object IN LISTS objects)
   set(names "")
   foreach(line IN LISTS weak_lines)
     string(REGEX REPLACE "^.* [WVu] " "" name "${line}")
-    if(NOT name MATCHES "^DW\\.ref\\.")  # exception-handling data references, not code
+    # Exception-handling data references and type information (Clang's UBSan
+    # emits the RTTI of function types for -fsanitize=function): data, not code.
+    if(NOT name MATCHES "^DW\\.ref\\." AND NOT name MATCHES "^_ZT[IS]")
       list(APPEND names "${name}")
     endif()
   endforeach()
