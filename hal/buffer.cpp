@@ -8,7 +8,25 @@
 
 namespace hal {
 
-Buffer::Buffer(Device& device, std::size_t bytes) : device_(&device), data_(device.allocate(bytes)), bytes_(bytes) {}
+Buffer::Buffer(Device& device, std::size_t bytes) : device_(&device), data_(device.allocate(bytes)), bytes_(bytes) {
+  if (!data_) return;  // a device that allocates nothing (test devices)
+  try {
+    allocation_id_ = device.allocations().add(data_, bytes_, AllocationKind::owned);
+  } catch (...) {
+    device.deallocate(data_);
+    throw;
+  }
+}
+
+// Erased from the table before the memory is freed, so that no check on
+// another thread sees freed memory as live. The id, not the address, names the
+// entry: an external registration may start at the same address.
+void Buffer::release() noexcept {
+  if (device_ && data_) {
+    device_->allocations().remove(data_, allocation_id_);
+    device_->deallocate(data_);
+  }
+}
 
 Buffer Buffer::for_tensor(Device& device, DType dtype, const Shape& shape) {
   const std::int64_t n = checked_numel(shape, "Buffer::for_tensor");
@@ -19,21 +37,21 @@ Buffer Buffer::for_tensor(Device& device, DType dtype, const Shape& shape) {
 Buffer::Buffer(Buffer&& other) noexcept
     : device_(std::exchange(other.device_, nullptr)),
       data_(std::exchange(other.data_, nullptr)),
-      bytes_(std::exchange(other.bytes_, 0)) {}
+      bytes_(std::exchange(other.bytes_, 0)),
+      allocation_id_(std::exchange(other.allocation_id_, 0)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
-    if (device_ && data_) device_->deallocate(data_);
+    release();
     device_ = std::exchange(other.device_, nullptr);
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
+    allocation_id_ = std::exchange(other.allocation_id_, 0);
   }
   return *this;
 }
 
-Buffer::~Buffer() {
-  if (device_ && data_) device_->deallocate(data_);
-}
+Buffer::~Buffer() { release(); }
 
 Tensor Buffer::view(DType dtype, const Shape& shape) const {
   const std::int64_t n = checked_numel(shape, "Buffer::view");

@@ -1,7 +1,10 @@
 #pragma once
 // hal::Buffer: owning device memory (256-byte aligned), freed on destruction.
 // Views made with view() borrow the memory; they must not outlive the buffer.
+// The buffer records its extent in its device's allocations() while it lives,
+// so that the validation layer refuses views past its end or after its free.
 #include <cstddef>
+#include <cstdint>
 
 #include "hal/device.h"
 #include "hal/tensor.h"
@@ -28,9 +31,12 @@ class Buffer {
   Tensor view(DType dtype, const Shape& shape) const;
 
  private:
+  void release() noexcept;  // erase from allocations(), then free
+
   Device* device_ = nullptr;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  std::uint64_t allocation_id_ = 0;  // its entry in device_->allocations()
 };
 
 }  // namespace hal

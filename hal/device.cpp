@@ -1,7 +1,17 @@
 #include "hal/device.h"
 
+#include "hal/error.h"
+
 namespace hal {
 
 Support Device::supports(const OpCall&) const { return {}; }
+
+ExternalAllocation Device::register_external(const void* ptr, std::size_t bytes) {
+  if (bytes == 0) return {};
+  if (!ptr)
+    throw_invalid_argument("Device::register_external", "ptr", "a non-null pointer to the memory",
+                           "nullptr");
+  return ExternalAllocation(*this, ptr, allocations_.add(ptr, bytes, AllocationKind::external));
+}
 
 }  // namespace hal

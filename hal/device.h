@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hal/allocations.h"
 #include "hal/op.h"
 
 namespace hal {
@@ -55,8 +56,21 @@ class Device {
 
   // Memory. allocate() returns 256-byte-aligned memory or throws
   // out_of_memory; allocate(0) returns a valid unique pointer.
+  // These are the backend's raw hooks: memory that tensors view should come
+  // from a hal::Buffer, which also records it in allocations().
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* ptr) noexcept = 0;
+
+  // The extents of this device's live allocations, which the validation layer
+  // (hal/bounds_check.h) checks every op's and copy's tensors against.
+  AllocationTable& allocations() noexcept { return allocations_; }
+  const AllocationTable& allocations() const noexcept { return allocations_; }
+  // Records memory that hal did not allocate (a DLPack import, a user's
+  // pointer) as a live allocation of this device, so that views of it are
+  // accepted until the returned handle is destroyed or released. The memory
+  // must stay valid that long; zero bytes record nothing (an empty view is
+  // always accepted). Throws invalid_argument for a null pointer.
+  [[nodiscard]] ExternalAllocation register_external(const void* ptr, std::size_t bytes);
 
   virtual std::unique_ptr<StreamImpl> create_stream() = 0;
   virtual std::unique_ptr<EventImpl> create_event() = 0;
@@ -69,6 +83,9 @@ class Device {
 
  protected:
   Device() = default;
+
+ private:
+  AllocationTable allocations_;
 };
 
 // Backend-private stream and event implementations.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "hal/bounds_check.h"
 #include "hal/error.h"
 
 namespace hal::ops {
@@ -71,6 +72,7 @@ void run(Stream& stream, const OpCall& call) {
       throw_invalid_argument(op_name(call), "tensor", fmt::format("a tensor on the stream's device {}", dev.name()),
                              t->str());
   }
+  validate_op_bounds(checked);  // the validation layer: every view inside a live allocation
   const Support s = dev.supports(checked);
   if (!s.ok) throw Error(ErrorCode::unsupported, s.reason);
   dev.execute(stream.impl(), checked);

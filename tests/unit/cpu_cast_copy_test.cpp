@@ -141,6 +141,8 @@ TEST(CpuCastCopyCast, ContiguousPathMatchesStridedPathBitForBit) {
           Tensor x_strided = Tensor::contiguous(strided_data, &cpu(), from, {n});
           x_strided.strides = hal::Strides{2};
           std::vector<std::uint32_t> y1(dense.size()), y2(dense.size());
+          for (const auto* v : {&dense, &strided, &y1, &y2}) hal::test::register_host_memory(*v);
+          for (const auto* v : {&d16, &s16}) hal::test::register_host_memory(*v);
           hal::ops::cast(s, x_dense, Tensor::contiguous(y1.data(), &cpu(), to, {n}), {.scale = scale});
           hal::ops::cast(s, x_strided, Tensor::contiguous(y2.data(), &cpu(), to, {n}), {.scale = scale});
           ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), static_cast<std::size_t>(n * esize(to))));
@@ -222,6 +224,8 @@ TEST(CpuCastCopyCopy, StreamingLargeOutputKeepsEveryByte) {
   constexpr std::int64_t n = (std::int64_t{17} << 20) / 2 + 3;  // just over 17 MiB of 16-bit elements
   std::vector<std::uint16_t> x(n + 1), y(n + 2, 0xABCD);
   for (std::int64_t i = 0; i <= n; ++i) x[i] = static_cast<std::uint16_t>(i * 40503u + 17u);
+  hal::test::register_host_memory(x);
+  hal::test::register_host_memory(y);
   hal::ops::copy(s, Tensor::contiguous(x.data() + 1, &cpu(), DType::bf16, {n}),
                  Tensor::contiguous(y.data() + 1, &cpu(), DType::bf16, {n}));
   EXPECT_EQ(y[0], 0xABCD);

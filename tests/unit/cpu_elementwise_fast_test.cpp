@@ -81,6 +81,7 @@ Tensor make_view(std::vector<std::uint32_t>& buf, DType t, const std::vector<std
   const auto n = static_cast<std::int64_t>(values.size());
   buf.assign(static_cast<std::size_t>((offset + n * stride) * esize(t) / 4 + 2), 0x5a5a5a5au);
   for (std::int64_t i = 0; i < n; ++i) set_element_bits(buf.data(), t, offset + i * stride, values[static_cast<std::size_t>(i)]);
+  hal::test::register_host_memory(buf);
   Tensor v = Tensor::contiguous(buf.data(), &cpu(), t, {n});
   v.offset = offset;
   v.strides = hal::Strides{stride};

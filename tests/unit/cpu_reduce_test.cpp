@@ -224,6 +224,8 @@ TEST(CpuReduce, ContiguousRowsEqualStridedRows) {
           (t == DType::f32 ? view_of(stored_t_f, t, {n, kRows}) : view_of(stored_t_b, t, {n, kRows})).transposed(0, 1);
       for (ReduceKind kind : {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min}) {
         std::vector<std::uint32_t> a(kRows), b(kRows);  // room for f32 or bf16 results
+        hal::test::register_host_memory(a);
+        hal::test::register_host_memory(b);
         const DType yt = t;
         hal::ops::reduce(s, kind, dense, Tensor::contiguous(a.data(), &cpu(), yt, {kRows}), {-1, false});
         hal::ops::reduce(s, kind, strided, Tensor::contiguous(b.data(), &cpu(), yt, {kRows}), {-1, false});
@@ -231,6 +233,8 @@ TEST(CpuReduce, ContiguousRowsEqualStridedRows) {
         EXPECT_NE(a, std::vector<std::uint32_t>(kRows, 0u)) << "nothing written";
       }
       std::vector<std::int64_t> ia(kRows, -1), ib(kRows, -1);
+      hal::test::register_host_memory(ia);
+      hal::test::register_host_memory(ib);
       hal::ops::argmax(s, dense, Tensor::contiguous(ia.data(), &cpu(), DType::i64, {kRows}), {-1, false});
       hal::ops::argmax(s, strided, Tensor::contiguous(ib.data(), &cpu(), DType::i64, {kRows}), {-1, false});
       EXPECT_EQ(ia, ib) << hal::dtype_name(t) << " n " << n << " argmax";

@@ -698,6 +698,7 @@ TEST(CpuVectorKernels, FusedEntriesEqualTheirCompositions) {
 // A [rows, d] view into `storage` whose last axis has stride 2 (every other
 // element), so the kernels take their strided path.
 Tensor strided_view(std::vector<std::uint16_t>& storage, DType t, std::int64_t rows, std::int64_t d) {
+  hal::test::register_host_memory(storage);
   Tensor v = Tensor::contiguous(storage.data(), &cpu(), t, {rows, 2 * d});
   v.shape = Shape{rows, d};
   v.strides = {2 * d, 2};
@@ -727,6 +728,7 @@ TEST(CpuVectorKernels, FastRowPathsMatchStridedPathsBitForBit) {
     fill_pair(t, rows, d, xd, xs);
     fill_pair(t, 1, d, wd, ws);
     fill_pair(t, 1, d, bd, bs);
+    for (const auto* v : {&xd, &wd, &bd}) hal::test::register_host_memory(*v);
     const Tensor x_dense = Tensor::contiguous(xd.data(), &cpu(), t, {rows, d});
     const Tensor x_strided = strided_view(xs, t, rows, d);
     const Tensor w = Tensor::contiguous(wd.data(), &cpu(), t, {d});
@@ -750,6 +752,7 @@ TEST(CpuVectorKernels, FastRowPathsMatchStridedPathsBitForBit) {
     for (Run run : runs) {
       SCOPED_TRACE(testing::Message() << "op " << which++);
       std::vector<std::uint16_t> yd(xd.size(), 0xAAAA), ys(xs.size(), 0xAAAA);
+      hal::test::register_host_memory(yd);
       const Tensor y_dense = Tensor::contiguous(yd.data(), &cpu(), t, {rows, d});
       const Tensor y_strided = strided_view(ys, t, rows, d);
       run(s, x_dense, w, b, y_dense);

@@ -3,7 +3,11 @@
 // error a misuse must throw, and an inert device for device-identity checks.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <iterator>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,8 +21,45 @@ namespace hal::test {
 
 inline Device& cpu() { return device("cpu"); }
 
-// A contiguous view of host memory (the cpu device's memory is host memory).
+// Registers host memory with the cpu device as an external allocation, so the
+// validation layer (hal/bounds_check.h) accepts views of it. Registrations last
+// for the test program (or until forget_host_memory()); one that overlaps a new
+// range is dropped first (its memory was freed and reused, since two live
+// vectors cannot overlap).
+struct HostRegistrations {
+  std::mutex mutex;
+  std::map<std::uintptr_t, std::pair<std::uintptr_t, ExternalAllocation>> live;  // begin -> (end, handle)
+};
+inline HostRegistrations& host_registrations() {
+  static auto& r = *new HostRegistrations;  // never destroyed: devices outlive it
+  return r;
+}
+inline void register_host_memory(const void* data, std::size_t bytes) {
+  if (!data || bytes == 0) return;
+  HostRegistrations& r = host_registrations();
+  const auto begin = reinterpret_cast<std::uintptr_t>(data), end = begin + bytes;
+  const std::lock_guard lock(r.mutex);
+  auto it = r.live.lower_bound(begin);
+  if (it != r.live.end() && it->first == begin && it->second.first == end) return;  // already registered
+  if (it != r.live.begin() && std::prev(it)->second.first > begin) --it;
+  while (it != r.live.end() && it->first < end) it = r.live.erase(it);
+  r.live.emplace(begin, std::pair{end, cpu().register_external(data, bytes)});
+}
+template <class E> void register_host_memory(const std::vector<E>& v) {
+  register_host_memory(v.data(), v.size() * sizeof(E));
+}
+// Drops every registration made above (tests of the validation layer start
+// with only their own allocations live).
+inline void forget_host_memory() {
+  HostRegistrations& r = host_registrations();
+  const std::lock_guard lock(r.mutex);
+  r.live.clear();
+}
+
+// A contiguous view of host memory (the cpu device's memory is host memory),
+// registered as above.
 template <class E> Tensor view_of(std::vector<E>& v, DType dtype, const Shape& shape) {
+  register_host_memory(v.data(), v.size() * sizeof(E));
   return Tensor::contiguous(v.data(), &cpu(), dtype, shape);
 }
 
