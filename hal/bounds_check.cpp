@@ -112,11 +112,12 @@ void check_range_bounds(const Device& device, std::string_view fn, std::string_v
                         std::size_t bytes) {
   if (bytes == 0) return;
   const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
-  const std::string given = fmt::format("{} bytes at {:#x}", bytes, begin);
-  if (bytes > UINTPTR_MAX - begin) refuse(device, "a range", fn, arg, given, "it reaches outside the address space");
+  const auto given = [&] { return fmt::format("{} bytes at {:#x}", bytes, begin); };  // only for a refusal
+  if (bytes > UINTPTR_MAX - begin)
+    refuse(device, "a range", fn, arg, given(), "it reaches outside the address space");
   const ByteRange r{begin, begin + bytes, nullptr};
   const AllocationTable::Lookup found = device.allocations().find(r.begin, r.end);
-  if (!found.inside) refuse(device, "a range", fn, arg, given, why_outside(device, r, found));
+  if (!found.inside) refuse(device, "a range", fn, arg, given(), why_outside(device, r, found));
 }
 
 }  // namespace hal
