@@ -26,6 +26,7 @@ inline constexpr int kExitUsage = hal::kExitUsage;
 int devices_main(int argc, char** argv);
 int run_main(int argc, char** argv);
 int model_main(int argc, char** argv);
+int collective_main(int argc, char** argv);
 
 bool is_help_flag(const std::string& arg);
 

@@ -38,6 +38,8 @@ constexpr Subcommand kSubcommands[] = {
      hal::conformance::conformance_main},
     {"bench", "benchmark ops beside the vendor library: hal bench [--device DEV] [--op OP] ...",
      hal::bench::bench_main},
+    {"collective", "one collective on .npy files: mpirun -np N hal collective OP --in x=F --out y=F (--help)",
+     collective_main},
 };
 
 void print_usage(std::FILE* to) {
