@@ -29,7 +29,9 @@ bool bind(void* lib, const char* name, Fn& fn, std::string& missing) {
   return fn != nullptr;
 }
 
-Library load(Flavor f) {
+}  // namespace
+
+Library load_library(Flavor f) {
   Library l;
   void* lib = nullptr;
   std::string tried;
@@ -82,13 +84,11 @@ Library load(Flavor f) {
   return l;
 }
 
-}  // namespace
-
 std::string_view flavor_name(Flavor f) { return f == Flavor::nccl ? "nccl" : "rccl"; }
 
 const Library& library(Flavor f) {
-  static const Library nccl = load(Flavor::nccl);
-  static const Library rccl = load(Flavor::rccl);
+  static const Library nccl = load_library(Flavor::nccl);
+  static const Library rccl = load_library(Flavor::rccl);
   return f == Flavor::nccl ? nccl : rccl;
 }
 

@@ -22,6 +22,9 @@ struct Library {
   Api api{};
 };
 
+// Loaded once per process (the first call decides).
 const Library& library(Flavor f);
+// A fresh attempt, for tests of the search and its failure messages.
+Library load_library(Flavor f);
 
 }  // namespace hal::comm::xccl
