@@ -13,6 +13,7 @@
 
 #include "conformance/registry.h"
 #include "hal/io/safetensors.h"
+#include "conformance/collective_cases.h"
 #include "hal/error.h"
 #include "hal/exit_status.h"
 #include "hal/io/json_writer.h"
@@ -78,6 +79,7 @@ void usage(std::FILE* to) {
   fmt::print(to,
              "usage: hal conformance [--device DEV] [--op OP] [--dtype DT] [--json FILE]\n"
              "                       [--record FILE] [--compare FILE] [--list]\n"
+             "       mpirun -np N hal conformance --collectives [--device DEV] [--op OP] [--dtype DT]\n"
              "exit status: 0 every case that ran passed (and at least one ran), 1 a case failed,\n"
              "no case ran or the device is not here, 2 usage, 3 I/O error, 77 backend not available\n");
 }
@@ -157,7 +159,7 @@ std::function<const RecordedOutput*(const std::string&)> load_record(const std::
 
 int conformance_main(int argc, char** argv) {
   std::string device, op, dtype, json, record, compare;
-  bool list = false;
+  bool list = false, collectives = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](std::string& dst) {
@@ -176,6 +178,7 @@ int conformance_main(int argc, char** argv) {
     else if (a == "--record") ok = value(record);
     else if (a == "--compare") ok = value(compare);
     else if (a == "--list") list = true;
+    else if (a == "--collectives") collectives = true;
     else if (a == "--help" || a == "-h") return usage(stdout), 0;
     else if (a == "conformance" && i == 1) continue;  // tolerate being handed the subcommand
     else {
@@ -188,6 +191,7 @@ int conformance_main(int argc, char** argv) {
     const char* env = std::getenv("HAL_DEVICE");
     device = env && *env ? env : "cpu";
   }
+  if (collectives) return run_collective_conformance(device, op, dtype);
   const std::vector<const Case*> cases = select_cases(op, dtype);
   if (list) {
     for (const Case* c : cases) fmt::print("{}\n", c->name);
