@@ -14,4 +14,14 @@ ExternalAllocation Device::register_external(const void* ptr, std::size_t bytes)
   return ExternalAllocation(*this, ptr, allocations_.add(ptr, bytes, AllocationKind::external));
 }
 
+PartitionSupport Device::partition_support() const {
+  PartitionSupport s;
+  s.reason = info().backend + ": partitions of the compute units are not implemented";
+  return s;
+}
+
+std::unique_ptr<PartitionImpl> Device::create_partition(int) {
+  throw_unsupported(info().backend, "partition", info().name);
+}
+
 }  // namespace hal

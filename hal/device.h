@@ -42,6 +42,16 @@ enum class CopyKind { host_to_device, device_to_host, device_to_device };
 
 class StreamImpl;
 class EventImpl;
+class PartitionImpl;
+
+// Answer of Device::partition_support() (hal/partition.h).
+struct PartitionSupport {
+  bool supported = false;
+  std::string unit;       // "threads", "SMs", "CUs"
+  int granularity = 1;    // a partition's unit count is a multiple of this
+  int max_units = 0;      // units the partitions may share in all
+  std::string reason;     // why not (supported == false), or how (e.g. "green contexts")
+};
 
 class Device {
  public:
@@ -81,6 +91,12 @@ class Device {
   virtual Support supports(const OpCall& call) const;
   virtual void execute(StreamImpl& stream, const OpCall& call) = 0;
 
+  // Partitions of the compute units (hal/partition.h). Defaults: none, with
+  // the backend named in the reason; create_partition() is called only after
+  // hal::partition() has checked the request against partition_support().
+  virtual PartitionSupport partition_support() const;
+  virtual std::unique_ptr<PartitionImpl> create_partition(int compute_units);
+
  protected:
   Device() = default;
 
@@ -100,6 +116,14 @@ class StreamImpl {
   // The vendor's stream handle (CUstream, hipStream_t), for interop with vendor
   // libraries such as cuBLAS in the benchmarks; nullptr on the CPU.
   virtual void* native_handle() { return nullptr; }
+};
+
+// A share of a device's compute units; streams created from it run only there.
+class PartitionImpl {
+ public:
+  virtual ~PartitionImpl() = default;
+  virtual int compute_units() const = 0;
+  virtual std::unique_ptr<StreamImpl> create_stream() = 0;
 };
 
 class EventImpl {

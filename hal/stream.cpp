@@ -8,6 +8,7 @@
 namespace hal {
 
 Stream::Stream(Device& device) : device_(&device), impl_(device.create_stream()) {}
+Stream::Stream(Device& device, std::unique_ptr<StreamImpl> impl) : device_(&device), impl_(std::move(impl)) {}
 Stream::~Stream() = default;
 
 // A null address with a non-zero size is refused before it reaches the

@@ -18,6 +18,8 @@ class Event;
 class Stream {
  public:
   explicit Stream(Device& device);
+  // A stream with a given implementation (a partition's, hal/partition.h).
+  Stream(Device& device, std::unique_ptr<StreamImpl> impl);
   Stream(Stream&&) noexcept = default;
   Stream& operator=(Stream&&) noexcept = default;
   ~Stream();

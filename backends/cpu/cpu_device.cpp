@@ -48,7 +48,7 @@ std::unique_ptr<EventImpl> CpuDevice::create_event() { return std::make_unique<C
 
 Support CpuDevice::supports(const OpCall&) const { return {}; }
 
-void CpuDevice::execute(StreamImpl&, const OpCall& call) {
+void CpuDevice::execute(StreamImpl& stream, const OpCall& call) {
   struct Run {
     void operator()(const GemmCall& c) const { cpu_ref::gemm(c); }
     void operator()(const BinaryCall& c) const { cpu_ref::binary(c); }
@@ -78,7 +78,13 @@ void CpuDevice::execute(StreamImpl&, const OpCall& call) {
     void operator()(const GlobalNormCall& c) const { cpu_ref::global_norm(c); }
     void operator()(const RopeBackwardCall& c) const { cpu_ref::rope_backward(c); }
   };
-  if (const std::optional<OpCall> kernel_call = prepare_kernel_call(call)) std::visit(Run{}, *kernel_call);
+  const std::optional<OpCall> kernel_call = prepare_kernel_call(call);
+  if (!kernel_call) return;
+  // A partition's stream: the op's parallel loops get that arena's threads.
+  if (auto* cpu_stream = dynamic_cast<CpuStream*>(&stream); cpu_stream && cpu_stream->arena())
+    cpu_stream->arena()->execute([&] { std::visit(Run{}, *kernel_call); });
+  else
+    std::visit(Run{}, *kernel_call);
 }
 
 BackendProbe probe() {

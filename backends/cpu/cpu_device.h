@@ -16,6 +16,9 @@ class CpuDevice final : public Device {
   std::unique_ptr<EventImpl> create_event() override;
   Support supports(const OpCall& call) const override;
   void execute(StreamImpl& stream, const OpCall& call) override;
+  // Partitions are task arenas of whole threads (backends/cpu/cpu_partition.cpp).
+  PartitionSupport partition_support() const override;
+  std::unique_ptr<PartitionImpl> create_partition(int compute_units) override;
 
  private:
   DeviceInfo info_;
