@@ -63,4 +63,16 @@ Launch detect_launch() {
   return l;
 }
 
+int local_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"})
+    if (const char* v = env(var)) return parse_count(var, v, 0);
+  return 0;
+}
+
+std::string expand_local_rank(std::string name) {
+  const std::string key = "{local_rank}";
+  for (std::size_t p; (p = name.find(key)) != std::string::npos;) name.replace(p, key.size(), std::to_string(local_rank()));
+  return name;
+}
+
 }  // namespace hal::comm

@@ -28,4 +28,11 @@ struct Launch {
 // HAL_RENDEZVOUS, HAL_RANK without HAL_WORLD_SIZE).
 Launch detect_launch();
 
+// The rank of this process on its host: OMPI_COMM_WORLD_LOCAL_RANK,
+// MPI_LOCALRANKID, SLURM_LOCALID or LOCAL_RANK (torchrun), else 0. Used to
+// give each rank its own GPU: "{local_rank}" in a device name
+// ("cuda:{local_rank}") becomes this number (expand_local_rank).
+int local_rank();
+std::string expand_local_rank(std::string device_name);
+
 }  // namespace hal::comm

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/launch.h"
 #include "hal/buffer.h"
 #include "hal/error.h"
 #include "hal/philox.h"
@@ -163,7 +164,7 @@ std::vector<CollectiveCase> cases(int P) {
 
 int run_collective_conformance(const std::string& device_name, const std::string& op_filter,
                                const std::string& dtype_filter) {
-  Device& dev = hal::device(device_name);
+  Device& dev = hal::device(comm::expand_local_rank(device_name));
   auto comm = comm::create_communicator(dev);
   Stream stream(dev);
   const int P = comm->size();

@@ -11,6 +11,7 @@ PKGS="$PKGS python3-torch python3-numpy"
 PKGS="$PKGS libopenblas0"
 # The Python module and its tests (python/).
 PKGS="$PKGS python3-dev pybind11-dev python3-pytest"
+PKGS="$PKGS libopenmpi-dev openmpi-bin"  # collectives on cpu tensors (comm/mpi/) and their mpiexec tests
 if [ "${HAL_WITH_HIP:-1}" != 0 ]; then PKGS="$PKGS hipcc libamdhip64-dev"; fi
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -39,6 +39,7 @@ constexpr const char* kUsage =
     "  dtype=DT                  compute in DT (e.g. bf16; files keep their own dtype)\n"
     "  shape=a,b,..              recv: the shape of y (dtype from dtype=, default f32)\n"
     "\n"
+    "'{local_rank}' in --device (cuda:{local_rank}) is the rank on its host.\n"
     "'{rank}' in a file name is replaced by the rank; an --out name without it is written by rank 0.\n"
     "Without mpirun, one process is a one-rank job. Exit status 1 on every rank when any rank fails.\n";
 
@@ -174,7 +175,7 @@ int collective_main(int argc, char** argv) {
     recv_shape = int_list("shape", a.attrs.at("shape"));
   }
 
-  Device& dev = hal::device(a.device);
+  Device& dev = hal::device(comm::expand_local_rank(a.device));
   auto comm = comm::create_communicator(dev);
   const int rank = comm->rank();
   Stream stream(dev);

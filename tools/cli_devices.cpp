@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "comm/communicator.h"
 #include "hal/registry.h"
 #include "tools/cli.h"
 #include "hal/io/json_writer.h"
@@ -20,7 +21,16 @@ constexpr const char* kHelp =
     "arch, compute units, memory, warp size, L2, clock, peak rates, features)\n"
     "and every backend compiled in, with the reason when it is unavailable.\n"
     "\n"
-    "  --json   machine-readable output: {\"devices\": [...], \"backends\": [...]}\n";
+    "Also: each device's partitions (hal/partition.h: unit, granularity) and the\n"
+    "collective engines (MPI, NCCL, RCCL) with their versions or why not.\n"
+    "\n"
+    "  --json   machine-readable output: {\"devices\": [...], \"backends\": [...],\n"
+    "           \"partitions\": [...], \"collective_engines\": [...]}\n";
+
+std::string partition_text(const PartitionSupport& p) {
+  if (!p.supported) return "no (" + p.reason + ")";
+  return fmt::format("yes, {} {} in steps of {} ({})", p.max_units, p.unit, p.granularity, p.reason);
+}
 
 std::string device_json(const DeviceInfo& d) {
   std::string features;
@@ -46,6 +56,21 @@ void print_json() {
                        io::json_string(bs[i].name), bs[i].available ? "true" : "false", bs[i].device_count,
                        io::json_string(bs[i].reason), i + 1 < bs.size() ? ",\n" : "\n");
   }
+  out += "  ],\n  \"partitions\": [\n";
+  for (std::size_t i = 0; i < devs.size(); ++i) {
+    const PartitionSupport p = devs[i]->partition_support();
+    out += fmt::format("    {{\"device\": {}, \"supported\": {}, \"unit\": {}, \"granularity\": {}, \"max_units\": {}, "
+                       "\"reason\": {}}}{}",
+                       io::json_string(devs[i]->name()), p.supported ? "true" : "false", io::json_string(p.unit),
+                       p.granularity, p.max_units, io::json_string(p.reason), i + 1 < devs.size() ? ",\n" : "\n");
+  }
+  out += "  ],\n  \"collective_engines\": [\n";
+  const auto engines = comm::engine_status();
+  for (std::size_t i = 0; i < engines.size(); ++i)
+    out += fmt::format("    {{\"name\": {}, \"serves\": {}, \"available\": {}, \"detail\": {}}}{}",
+                       io::json_string(engines[i].name), io::json_string(engines[i].serves),
+                       engines[i].available ? "true" : "false", io::json_string(engines[i].detail),
+                       i + 1 < engines.size() ? ",\n" : "\n");
   out += "  ]\n}\n";
   std::fputs(out.c_str(), stdout);
 }
@@ -71,6 +96,7 @@ void print_text() {
     fmt::print("  peak bf16:      {}\n", or_unknown(d.peak_bf16_tflops, "TFLOP/s (nominal)"));
     fmt::print("  peak bandwidth: {}\n", or_unknown(d.peak_bandwidth_gbps, "GB/s (nominal)"));
     fmt::print("  features:       {}\n", d.features.empty() ? "none" : fmt::format("{}", fmt::join(d.features, " ")));
+    fmt::print("  partitions:     {}\n", partition_text(dev->partition_support()));
   }
   fmt::print("backends:\n");
   for (const BackendStatus& b : backends()) {
@@ -79,6 +105,9 @@ void print_text() {
     else
       fmt::print("  {:<6} unavailable: {}\n", b.name, b.reason);
   }
+  fmt::print("collective engines:\n");
+  for (const comm::EngineStatus& e : comm::engine_status())
+    fmt::print("  {:<6} for {:<5} {}: {}\n", e.name, e.serves, e.available ? "available" : "unavailable", e.detail);
 }
 
 }  // namespace

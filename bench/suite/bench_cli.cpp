@@ -1,4 +1,5 @@
 #include "bench/suite/bench_cli.h"
+#include "bench/suite/overlap.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -30,7 +31,9 @@ constexpr const char* kUsage =
     "  OP: gemm attention attention_causal attention_decode softmax rmsnorm layernorm add silu gelu cast copy\n"
     "  --shape: gemm MxNxK; attention BxSxHxD; attention_decode BxKEYSxHQxHKVxD (one query per\n"
     "           sequence); others ROWSxCOLS (needs --op and --dtype)\n"
-    "  --quick: fewer samples (for smoke runs)\n";
+    "  --quick: fewer samples (for smoke runs)\n"
+    "  --op overlap: a gemm on a compute partition while a copy loop (a collective's stand-in) runs on\n"
+    "           the units set aside, against the gemm alone (bench/suite/overlap.h)\n";
 
 std::vector<std::int64_t> parse_dims(const std::string& s) {
   std::vector<std::int64_t> out;
@@ -87,6 +90,10 @@ int bench_main(int argc, char** argv) {
       fmt::print(stderr, "hal bench: unknown argument '{}'\n{}", a, kUsage);
       return 2;
     }
+  }
+  if (op_filter == "overlap") {
+    Device& dev = device_name.empty() ? default_device() : device(device_name);
+    return run_overlap_bench(dev, quick, json_path);
   }
   BenchOp op_choice{};
   if (!op_filter.empty() && !parse_bench_op(op_filter, op_choice))

@@ -221,3 +221,14 @@ TEST(CommEngines, OneRankGpuCommunicatorAllReduces) {
   }
   if (ran == 0) GTEST_SKIP() << "no GPU with its collective library here";
 }
+
+TEST(CommLaunch, LocalRankPicksEachRanksGpu) {
+  ScopedEnv env;
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"}) env.set(v, nullptr);
+  EXPECT_EQ(expand_local_rank("cuda:{local_rank}"), "cuda:0");
+  env.set("LOCAL_RANK", "3");
+  EXPECT_EQ(expand_local_rank("cuda:{local_rank}"), "cuda:3");
+  env.set("OMPI_COMM_WORLD_LOCAL_RANK", "5");  // mpirun's wins
+  EXPECT_EQ(expand_local_rank("hip:{local_rank}"), "hip:5");
+  EXPECT_EQ(expand_local_rank("cpu"), "cpu");
+}
