@@ -7,6 +7,9 @@
 // algorithms change order with message size and rank count).
 // Cost: all_reduce gathers every rank's buffer (P times the input's size per
 // rank); it is the reference path, not a tuned one.
+// On a CPU partition's stream the data movement runs on the calling thread;
+// the rank-order reduction's parallel loop runs in the caller's task arena,
+// not the partition's (StreamImpl has no hook for host work yet).
 #include <memory>
 
 #include "comm/communicator.h"
