@@ -42,6 +42,20 @@ Tensor widen_to_f64(const Tensor& t, std::vector<Buffer>& keep) {
   return w;
 }
 
+// A byte copy of `t`'s storage in a CPU buffer, same layout: the oracle runs
+// on the CPU device, whose validation layer accepts only its own allocations
+// (the host memory of another device or of a test is not one of them).
+Tensor copy_to_cpu(const Tensor& t, std::vector<Buffer>& keep) {
+  const std::int64_t n = t.numel() == 0 ? 0 : t.end_index();
+  const std::size_t bytes = static_cast<std::size_t>(n) * dtype_size(t.dtype);
+  keep.emplace_back(cpu_device(), bytes);
+  if (bytes) std::memcpy(keep.back().data(), t.data, bytes);
+  Tensor c = t;
+  c.data = keep.back().data();
+  c.device = &cpu_device();
+  return c;
+}
+
 Reference cast_reference(const CastCall& c) {
   Reference r;
   r.out_dtype = c.y.dtype;
@@ -92,7 +106,7 @@ std::vector<Reference> compute_references(const OpCall& host_call) {
     } else if (is_floating(t.dtype)) {
       t = widen_to_f64(t, keep);
     } else {
-      t.device = &cpu_device();  // host memory (the precondition); the oracle runs on the CPU
+      t = copy_to_cpu(t, keep);  // host memory (the precondition); the oracle runs on the CPU
     }
   });
   // The oracle runs on a copy whose outputs are fresh (accumulated ones start

@@ -188,6 +188,25 @@ HostArray DeviceArena::host_values(const HostArray& host) {
   return it == loaded_.end() ? host : download(it->second);
 }
 
+Tensor DeviceArena::upload_as(const HostArray& host, DType dtype) {
+  return host.dtype == dtype ? upload(host) : upload(convert(host_values(host), dtype));
+}
+
+Tensor upload_rope_positions(DeviceArena& arena, const HostArray& positions, std::string_view op) {
+  if (!is_integer(positions.dtype)) return arena.upload(positions);  // validation names the dtype
+  // NumPy writes integer arrays as i64 by default; rope takes i32 positions,
+  // and a position beyond int32 is refused rather than saturated.
+  if (positions.dtype == DType::i64) {
+    const HostArray pos = arena.host_values(positions);
+    const auto* p = reinterpret_cast<const std::int64_t*>(pos.bytes.data());
+    for (std::int64_t i = 0; i < pos.numel(); ++i)
+      if (p[i] < std::numeric_limits<std::int32_t>::min() || p[i] > std::numeric_limits<std::int32_t>::max())
+        throw_invalid_argument(op, "positions", "positions that fit in int32 (rope takes i32 positions)",
+                               fmt::format("{} at index {}", p[i], i));
+  }
+  return arena.upload_as(positions, DType::i32);
+}
+
 void DeviceArena::save_npy(const std::string& path, const Tensor& t, DType as) {
   if (as == t.dtype && t.is_contiguous() && device_.info().backend == "cpu") {
     stream_.synchronize();
@@ -354,7 +373,7 @@ BuiltCall build_fp8(std::string_view op, const std::map<std::string, HostArray>&
   c.b_scales = arena.upload(input(in, "b_scales"));
   const HostArray off = arena.host_values(input(in, "offsets"));  // values needed on the host
   // NumPy writes integer arrays as i64 by default; the offsets are i32.
-  c.offsets = arena.upload(is_integer(off.dtype) ? convert(off, DType::i32) : off);
+  c.offsets = is_integer(off.dtype) ? arena.upload_as(off, DType::i32) : arena.upload(off);
   rank_check(c.a, "a", 2);
   rank_check(c.b, "b", 3);
   build_fp8_epilogue(in, attrs, arena, op, Shape{c.a.shape[0], c.b.shape[1]}, c.epilogue, c.c);
@@ -412,17 +431,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
   if (op == "rope") {
     RopeCall c;
     c.x = arena.upload(input(in, "x"));
-    const HostArray pos = arena.host_values(input(in, "positions"));
-    // NumPy writes integer arrays as i64 by default; rope takes i32 positions,
-    // and a position beyond int32 is refused rather than saturated.
-    if (pos.dtype == DType::i64) {
-      const auto* p = reinterpret_cast<const std::int64_t*>(pos.bytes.data());
-      for (std::int64_t i = 0; i < pos.numel(); ++i)
-        if (p[i] < std::numeric_limits<std::int32_t>::min() || p[i] > std::numeric_limits<std::int32_t>::max())
-          throw_invalid_argument("rope", "positions", "positions that fit in int32 (rope takes i32 positions)",
-                                 fmt::format("{} at index {}", p[i], i));
-    }
-    c.positions = arena.upload(is_integer(pos.dtype) ? convert(pos, DType::i32) : pos);
+    c.positions = upload_rope_positions(arena, input(in, "positions"), "rope");
     c.y = arena.allocate(c.x.dtype, c.x.shape);
     c.theta = attrs.get_float("theta", 10000.0f);
     const std::string style = attrs.get_string("style", "neox");
@@ -436,7 +445,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     if (in.count("inv_freq")) {
       const HostArray f = arena.host_values(input(in, "inv_freq"));
       const DType want = c.x.dtype == DType::f64 ? DType::f64 : DType::f32;
-      c.inv_freq = arena.upload(f.dtype == want ? f : convert(f, want));
+      c.inv_freq = arena.upload_as(f, want);
     }
     return {c, {{"y", c.y}}};
   }

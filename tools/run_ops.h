@@ -69,6 +69,9 @@ class DeviceArena {
   void bind(const HostArray& placeholder, const Tensor& t);
   Tensor upload(const HostArray& host);
   HostArray host_values(const HostArray& host);
+  // upload(), converted to `dtype` on the host first when it differs (the
+  // values of a bound placeholder are fetched for that).
+  Tensor upload_as(const HostArray& host, DType dtype);
   // Writes t to a .npy file as dtype `as`, straight from the device buffer
   // on the CPU when no conversion is needed.
   void save_npy(const std::string& path, const Tensor& t, DType as);
@@ -82,6 +85,10 @@ class DeviceArena {
   std::vector<Buffer> buffers_;
   std::map<const HostArray*, Tensor> loaded_;
 };
+
+// Rope's positions on the device as i32; an i64 position beyond int32 is
+// refused naming `op`, never saturated.
+Tensor upload_rope_positions(DeviceArena& arena, const HostArray& positions, std::string_view op);
 
 struct BuiltCall {
   OpCall call;

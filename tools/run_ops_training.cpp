@@ -142,7 +142,7 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
     const DType state = c.param.dtype == DType::f64 ? DType::f64 : DType::f32;
     auto state_input = [&](const char* name) {
       const HostArray& a = input(in, name);
-      return arena.upload(a.dtype == state ? a : convert(a, state));
+      return arena.upload_as(a, state);
     };
     c.m = state_input("m");
     c.v = state_input("v");
@@ -171,8 +171,7 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
   if (op == "rope_backward") {
     RopeBackwardCall c;
     c.dy = arena.upload(input(in, "dy"));
-    const HostArray& pos = input(in, "positions");
-    c.positions = arena.upload(is_integer(pos.dtype) ? convert(pos, DType::i32) : pos);
+    c.positions = upload_rope_positions(arena, input(in, "positions"), "rope_backward");
     c.dx = arena.allocate(c.dy.dtype, c.dy.shape);
     c.theta = attrs.get_float("theta", 10000.0f);
     const std::string style = attrs.get_string("style", "neox");
@@ -183,7 +182,7 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
     if (in.count("inv_freq")) {
       const HostArray& f = input(in, "inv_freq");
       const DType want = c.dy.dtype == DType::f64 ? DType::f64 : DType::f32;
-      c.inv_freq = arena.upload(f.dtype == want ? f : convert(f, want));
+      c.inv_freq = arena.upload_as(f, want);
     }
     return BuiltCall{c, {{"dx", c.dx}}};
   }

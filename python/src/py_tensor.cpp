@@ -18,8 +18,36 @@ PyTensor allocate_tensor(Device& device, DType dtype, const Shape& shape) {
   return t;
 }
 
+namespace {
+
+// The producer's memory stays registered with the device (the validation
+// layer accepts views only inside live allocations) exactly as long as the
+// producer is kept alive: members are destroyed in reverse order, so the
+// registration goes before the producer is released.
+struct ExternalOwner {
+  std::shared_ptr<void> producer;
+  ExternalAllocation registration;
+};
+
+// Bytes from `data` to one past the last element the view can reach
+// (DLPack imports have no negative strides: those are refused earlier).
+std::size_t reach_in_bytes(DType dtype, const Shape& shape, const Strides& strides) {
+  std::int64_t last = 0;
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (shape[d] == 0) return 0;
+    last += (shape[d] - 1) * strides[d];
+  }
+  return static_cast<std::size_t>(last + 1) * dtype_size(dtype);
+}
+
+}  // namespace
+
 PyTensor tensor_from_external_memory(Device& device, void* data, DType dtype, const Shape& shape,
                                      const Strides& strides, std::shared_ptr<void> keeper) {
+  auto owner = std::make_shared<ExternalOwner>();
+  owner->producer = std::move(keeper);
+  owner->registration = device.register_external(data, reach_in_bytes(dtype, shape, strides));
+  keeper = std::move(owner);
   PyTensor t;
   t.view.data = data;
   t.view.device = &device;

@@ -23,6 +23,10 @@ std::vector<float> gemm_on(Stream& s, int m, int n, int k) {
       c(static_cast<std::size_t>(m * n), -1.0f);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7 % 13)) / 13.0f - 0.5f;
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 5 % 11)) / 11.0f - 0.5f;
+  // Host vectors are memory hal did not allocate: registered for the validation layer.
+  const ExternalAllocation ra = cpu.register_external(a.data(), a.size() * sizeof(float));
+  const ExternalAllocation rb = cpu.register_external(b.data(), b.size() * sizeof(float));
+  const ExternalAllocation rc = cpu.register_external(c.data(), c.size() * sizeof(float));
   ops::gemm(s, Tensor::contiguous(a.data(), &cpu, DType::f32, Shape{m, k}),
             Tensor::contiguous(b.data(), &cpu, DType::f32, Shape{k, n}),
             Tensor::contiguous(c.data(), &cpu, DType::f32, Shape{m, n}));

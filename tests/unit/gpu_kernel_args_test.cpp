@@ -77,7 +77,10 @@ TEST(GpuKernelArgs, GemmParamsDescribeTransposedAndBroadcastOperands) {
 
 TEST(GpuKernelArgs, GemmUses16ByteChunksOnlyForAlignedKContiguousOperands) {
   GemmCall c;
-  c.a = Tensor::contiguous(nullptr, nullptr, DType::bf16, Shape{3, 16});  // K-contiguous, rows of 32 bytes
+  // A real 16-byte-aligned base: alignment is judged from the first element's
+  // address, and a null base with an offset stays null (hal::Tensor::first).
+  alignas(16) static std::uint16_t a_storage[3 * 16 + 8];
+  c.a = Tensor::contiguous(a_storage, nullptr, DType::bf16, Shape{3, 16});  // K-contiguous, rows of 32 bytes
   c.b = Tensor::contiguous(nullptr, nullptr, DType::bf16, Shape{16, 5});  // N-contiguous
   c.c = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{3, 5});
   EXPECT_EQ(gpu::gemm_params(c).a_vec8, 1);
