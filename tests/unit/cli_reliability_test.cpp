@@ -18,44 +18,18 @@
 #include "hal/io/npy.h"
 #include "hal/io/safetensors.h"
 #include "hal/registry.h"
+#include "cli_fixture.h"
 
 namespace {
 
 using hal::DType;
 using hal::io::HostArray;
 
-struct CliResult {
-  int status;
-  std::string output;  // stdout and stderr together
-};
+using hal::test::CliResult;
 
-class CliReliabilityTest : public ::testing::Test {
+class CliReliabilityTest : public hal::test::CliFixture {
  protected:
-  void SetUp() override {
-#ifndef HAL_CLI_PATH
-    GTEST_SKIP() << "the hal tool is not built (HAL_BUILD_TOOLS=OFF)";
-#else
-    cli_ = HAL_CLI_PATH;
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hal_cli_rel_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-#endif
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  CliResult run(const std::string& args) const {
-    const std::string out = path("cli_output.txt");
-    const std::string cmd = "'" + cli_ + "' " + args + " > '" + out + "' 2>&1";
-    const int raw = std::system(cmd.c_str());
-    std::ifstream in(out);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, text};
-  }
+  CliReliabilityTest() : CliFixture("hal_cli_rel_") {}
 
   template <class T>
   std::string write(const std::string& name, DType dtype, const hal::Shape& shape, const std::vector<T>& values) const {
@@ -75,9 +49,6 @@ class CliReliabilityTest : public ::testing::Test {
   static bool has(const CliResult& r, const std::string& part) { return r.output.find(part) != std::string::npos; }
   static bool have_dev_full() { return ::access("/dev/full", W_OK) == 0; }
 
- protected:
-  std::string cli_;
-  std::filesystem::path dir_;
 };
 
 TEST_F(CliReliabilityTest, FullDiskIsAnIoErrorForEveryWriter) {

@@ -14,6 +14,7 @@
 
 #include "hal/dtype.h"
 #include "hal/registry.h"
+#include "cli_fixture.h"
 #include "hal/io/npy.h"
 
 namespace {
@@ -21,38 +22,11 @@ namespace {
 using hal::DType;
 using hal::io::HostArray;
 
-struct CliResult {
-  int status;
-  std::string output;  // stdout and stderr together
-};
+using hal::test::CliResult;
 
-class CliTest : public ::testing::Test {
+class CliTest : public hal::test::CliFixture {
  protected:
-  void SetUp() override {
-#ifndef HAL_CLI_PATH
-    GTEST_SKIP() << "the hal tool is not built (HAL_BUILD_TOOLS=OFF)";
-#else
-    cli_ = HAL_CLI_PATH;
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hal_cli_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-#endif
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  CliResult run(const std::string& args) const {
-    const std::string out = path("cli_output.txt");
-    const std::string cmd = "'" + cli_ + "' " + args + " > '" + out + "' 2>&1";
-    const int raw = std::system(cmd.c_str());
-    std::ifstream in(out);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, text};
-  }
+  CliTest() : CliFixture("hal_cli_test_") {}
 
   std::string write_f32(const std::string& name, const hal::Shape& shape, const std::vector<float>& values) const {
     HostArray a;
@@ -74,9 +48,6 @@ class CliTest : public ::testing::Test {
     return v;
   }
 
- private:
-  std::string cli_;
-  std::filesystem::path dir_;
 };
 
 TEST_F(CliTest, DevicesListsTheCpuAndBackends) {
