@@ -3,7 +3,7 @@
 # conformance suite on the CPU.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
-HAL_WITH_HIP=0 bash "$HAL_ROOT/scripts/install-deps.sh"
+HAL_WITH_HIP=0 HAL_WITH_CLANG=0 bash "$HAL_ROOT/scripts/install-deps.sh"
 cd "$HAL_ROOT"
 cmake --preset cpu >/dev/null
 cmake --build --preset cpu -j "$JOBS" --target hal_cli
