@@ -52,6 +52,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static hal::fuzz::OpCase c;
   if (!hal::fuzz::decode_op_case(data, size, c)) return 0;
   static hal::Stream stream(hal::device("cpu"));
+  // The arena is memory hal did not allocate: registered with the CPU device,
+  // so the validation layer (hal/bounds_check.h) takes views inside it and
+  // refuses, as a hal::Error, the ones that reach past it.
+  static hal::ExternalAllocation registered;
+  static const void* registered_at = nullptr;
+  static std::size_t registered_bytes = 0;
+  if (c.arena.data() != registered_at || c.arena.size() != registered_bytes) {
+    registered = hal::device("cpu").register_external(c.arena.data(), c.arena.size());
+    registered_at = c.arena.data();
+    registered_bytes = c.arena.size();
+  }
   const std::vector<std::byte> before = c.arena;
 
   try {
