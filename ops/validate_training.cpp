@@ -207,27 +207,8 @@ RopeBackwardCall validate_rope_backward(const RopeBackwardCall& c) {
   check_dtype_equals(op, "positions", c.positions, DType::i32, "token positions");
   check_rank(op, "dy", c.dy, 4, 4);
   check_like(op, dx, dy);
-  const std::int64_t batch = c.dy.shape[0], seq = c.dy.shape[1], head_dim = c.dy.shape[3];
-  if (!(c.positions.shape == Shape{batch, seq}) && !(c.positions.shape == Shape{seq}))
-    throw_invalid_argument(op, "positions", fmt::format("shape [{}, {}] or [{}] ([batch, seq] or [seq])", batch, seq, seq),
-                           c.positions.shape.str());
-  if (head_dim % 2 != 0) throw_invalid_argument(op, "dy", "an even head_dim (last dim)", c.dy.shape.str());
   RopeBackwardCall out = c;
-  if (out.rotary_dim == 0) out.rotary_dim = static_cast<int>(head_dim);
-  if (out.rotary_dim < 0 || out.rotary_dim > head_dim || out.rotary_dim % 2 != 0 ||
-      (out.rotary_dim == 0 && head_dim > 0))
-    throw_invalid_argument(op, "rotary_dim", fmt::format("an even value in (0, {}] (head_dim), or 0 for all", head_dim),
-                           std::to_string(c.rotary_dim));
-  if (!(c.theta > 0) || !std::isfinite(c.theta))
-    throw_invalid_argument(op, "theta", "a finite value > 0", fmt::format("{}", c.theta));
-  if (c.style != RopeStyle::neox && c.style != RopeStyle::gptj)
-    throw_invalid_argument(op, "style", "neox or gptj", std::to_string(static_cast<int>(c.style)));
-  if (c.inv_freq) {
-    const Tensor& f = *c.inv_freq;
-    if (f.dtype != DType::f32 && !(f.dtype == DType::f64 && c.dy.dtype == DType::f64))
-      throw_invalid_argument(op, "inv_freq", "dtype f32 (f64 when dy is f64)", f.str());
-    check_shape_equals(op, "inv_freq", f, Shape{out.rotary_dim / 2}, "[rotary_dim / 2]");
-  }
+  out.rotary_dim = check_rope_options(op, "dy", c.dy, c.positions, c.rotary_dim, c.theta, c.style, c.inv_freq);
   return out;
 }
 

@@ -8,6 +8,31 @@
 
 namespace hal::ops::detail {
 
+int check_rope_options(std::string_view op, std::string_view x_name, const Tensor& x, const Tensor& positions,
+                       int rotary_dim, float theta, RopeStyle style, const std::optional<Tensor>& inv_freq) {
+  const std::int64_t batch = x.shape[0], seq = x.shape[1], head_dim = x.shape[3];
+  if (!(positions.shape == Shape{batch, seq}) && !(positions.shape == Shape{seq}))
+    throw_invalid_argument(op, "positions", fmt::format("shape [{}, {}] or [{}] ([batch, seq] or [seq])", batch, seq, seq),
+                           positions.shape.str());
+  if (head_dim % 2 != 0)
+    throw_invalid_argument(op, x_name, "an even head_dim (last dim)", x.shape.str());
+  int resolved = rotary_dim == 0 ? static_cast<int>(head_dim) : rotary_dim;
+  if (resolved < 0 || resolved > head_dim || resolved % 2 != 0 || (resolved == 0 && head_dim > 0))
+    throw_invalid_argument(op, "rotary_dim", fmt::format("an even value in (0, {}] (head_dim), or 0 for all", head_dim),
+                           std::to_string(rotary_dim));
+  if (!(theta > 0) || !std::isfinite(theta))
+    throw_invalid_argument(op, "theta", "a finite value > 0", fmt::format("{}", theta));
+  if (style != RopeStyle::neox && style != RopeStyle::gptj)
+    throw_invalid_argument(op, "style", "neox or gptj", std::to_string(static_cast<int>(style)));
+  if (inv_freq) {
+    const Tensor& f = *inv_freq;
+    if (f.dtype != DType::f32 && !(f.dtype == DType::f64 && x.dtype == DType::f64))
+      throw_invalid_argument(op, "inv_freq", fmt::format("dtype f32 (f64 when {} is f64)", x_name), f.str());
+    check_shape_equals(op, "inv_freq", f, Shape{resolved / 2}, "[rotary_dim / 2]");
+  }
+  return resolved;
+}
+
 RopeCall validate_rope(const RopeCall& c) {
   const std::string_view op = "rope";
   check_tensor(op, "x", c.x, Role::input);
@@ -18,31 +43,13 @@ RopeCall validate_rope(const RopeCall& c) {
   check_output_dtype(op, c.y, "x", c.x);
   check_dtype_equals(op, "positions", c.positions, DType::i32, "token positions");
   check_rank(op, "x", c.x, 4, 4);
-  const std::int64_t batch = c.x.shape[0], seq = c.x.shape[1], head_dim = c.x.shape[3];
-  if (!(c.positions.shape == Shape{batch, seq}) && !(c.positions.shape == Shape{seq}))
-    throw_invalid_argument(op, "positions", fmt::format("shape [{}, {}] or [{}] ([batch, seq] or [seq])", batch, seq, seq),
-                           c.positions.shape.str());
   check_shape_equals(op, "y", c.y, c.x.shape, "same as x");
-  if (head_dim % 2 != 0)
-    throw_invalid_argument(op, "x", "an even head_dim (last dim)", c.x.shape.str());
-
   RopeCall out = c;
-  if (out.rotary_dim == 0) out.rotary_dim = static_cast<int>(head_dim);
-  if (out.rotary_dim < 0 || out.rotary_dim > head_dim || out.rotary_dim % 2 != 0 ||
-      (out.rotary_dim == 0 && head_dim > 0))
-    throw_invalid_argument(op, "rotary_dim", fmt::format("an even value in (0, {}] (head_dim), or 0 for all", head_dim),
-                           std::to_string(c.rotary_dim));
-  if (!(c.theta > 0) || !std::isfinite(c.theta))
-    throw_invalid_argument(op, "theta", "a finite value > 0", fmt::format("{}", c.theta));
-  if (c.style != RopeStyle::neox && c.style != RopeStyle::gptj)
-    throw_invalid_argument(op, "style", "neox or gptj", std::to_string(static_cast<int>(c.style)));
+  out.rotary_dim = check_rope_options(op, "x", c.x, c.positions, c.rotary_dim, c.theta, c.style, c.inv_freq);
   if (c.inv_freq) {
     const Tensor& f = *c.inv_freq;
     check_tensor(op, "inv_freq", f, Role::input);
     check_same_device(op, {{"x", &c.x}, {"inv_freq", &f}});
-    if (f.dtype != DType::f32 && !(f.dtype == DType::f64 && c.x.dtype == DType::f64))
-      throw_invalid_argument(op, "inv_freq", "dtype f32 (f64 when x is f64)", f.str());
-    check_shape_equals(op, "inv_freq", f, Shape{out.rotary_dim / 2}, "[rotary_dim / 2]");
     check_no_overlap(op, {"y", &c.y}, {{"x", &c.x}, {"positions", &c.positions}, {"inv_freq", &f}});
   } else {
     check_no_overlap(op, {"y", &c.y}, {{"x", &c.x}, {"positions", &c.positions}});

@@ -62,6 +62,12 @@ ReduceCall validate_reduce(const ReduceCall& c);
 SoftmaxCall validate_softmax(const SoftmaxCall& c);
 NormCall validate_norm(const NormCall& c);
 RopeCall validate_rope(const RopeCall& c);
+// The options and geometry rope and rope_backward share (positions' shape, an
+// even head_dim, rotary_dim, theta, style, inv_freq's dtype and shape); `x` is
+// the rotated input ([batch, seq, heads, head_dim], rank checked). Returns
+// rotary_dim with 0 resolved to head_dim.
+int check_rope_options(std::string_view op, std::string_view x_name, const Tensor& x, const Tensor& positions,
+                       int rotary_dim, float theta, RopeStyle style, const std::optional<Tensor>& inv_freq);
 EmbeddingCall validate_embedding(const EmbeddingCall& c);
 AttentionCall validate_attention(const AttentionCall& c);
 QuantizeFp8Call validate_quantize_fp8(const QuantizeFp8Call& c);
