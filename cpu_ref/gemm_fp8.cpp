@@ -8,11 +8,17 @@
 // in fp32 (at most 4 x 4 significant bits), so the only roundings are those
 // of the block sums (fp32 here, the contract's u_blk = u32), the promotion
 // (the scale product, its product with S_kb, the add into acc) and the
-// epilogue. The order is fixed: S_kb is summed in 8 interleaved lanes,
-// then the lanes pairwise (cpu_ref/gemm_fp8_dot.h; the AVX2 and the portable
-// implementation give the same bits); blocks are promoted in K order. Tasks
-// split over output tiles only, so the bits do not depend on the thread count
-// or on the machine.
+// epilogue. Two paths, one per process (selected_fp8_gemm_path,
+// cpu_ref/gemm_fp8_kernel.h):
+//  - packed (the default): fp8 panels widened to fp32 or bf16 and the GEMM's
+//    register tiles, one K block at a time, promoted in the kernel
+//    (cpu_ref/gemm_fp8_blocked.h). S_kb is summed by K pairs, odd k first
+//    (vdpbf16ps's order), the same bits for every kernel;
+//  - block dots (HAL_CPU_FP8_KERNEL=dots, the earlier path): S_kb summed in 8
+//    interleaved lanes, then the lanes pairwise (cpu_ref/gemm_fp8_dot.h; the
+//    AVX2 and the portable implementation give the same bits).
+// Either way blocks are promoted in K order and tasks split over output
+// tiles only, so the bits do not depend on the thread count or on the machine.
 //
 // The f64 form (every floating tensor f64) is the conformance suite's
 // oracle: the same formula in fp64.
@@ -30,6 +36,7 @@
 
 #include "cpu_ref/activation.h"
 #include "cpu_ref/cpu_features.h"
+#include "cpu_ref/gemm_fp8_blocked.h"
 #include "cpu_ref/gemm_fp8_dot.h"
 #include "cpu_ref/kernels.h"
 #include "hal/dtype.h"
@@ -53,12 +60,7 @@ std::array<float, 256> decode_table(DType t) {
   return lut;
 }
 
-// One fp8 GEMM problem: 2-D views (b, b_scales of one group) and the epilogue.
-struct Fp8Problem {
-  Tensor a, a_scales, b, b_scales, c;
-  std::optional<Tensor> bias;  // rank 1 [N]
-  const Fp8Epilogue* epilogue;
-};
+using Fp8Problem = Fp8GemmProblem;
 
 std::int64_t at(const Tensor& t, std::int64_t i, std::int64_t j) { return t.offset + i * t.strides[0] + j * t.strides[1]; }
 
@@ -140,9 +142,10 @@ void tile_f64(const Fp8Problem& p, std::int64_t i0, std::int64_t i1, std::int64_
     }
 }
 
-// Row ranges of one problem each (a group of the grouped GEMM, or the whole
-// of a plain one), run together over output tiles.
-void run_problems(const std::vector<Fp8Problem>& problems, const std::vector<std::array<std::int64_t, 2>>& rows) {
+// The block-dot path (and the f64 oracle): row ranges of one problem each
+// (a group of the grouped GEMM, or the whole of a plain one), run together
+// over output tiles.
+void run_dots(const std::vector<Fp8Problem>& problems) {
   // Tiles: (problem, row tile) x column tiles.
   struct RowTile {
     std::size_t problem;
@@ -150,7 +153,8 @@ void run_problems(const std::vector<Fp8Problem>& problems, const std::vector<std
   };
   std::vector<RowTile> tiles;
   for (std::size_t g = 0; g < problems.size(); ++g)
-    for (std::int64_t i = rows[g][0]; i < rows[g][1]; i += kTileM) tiles.push_back({g, i, std::min(rows[g][1], i + kTileM)});
+    for (std::int64_t i = problems[g].row0; i < problems[g].row1; i += kTileM)
+      tiles.push_back({g, i, std::min(problems[g].row1, i + kTileM)});
   if (tiles.empty()) return;
   const std::int64_t n = problems[0].c.shape[1];
   if (n == 0) return;
@@ -170,6 +174,15 @@ void run_problems(const std::vector<Fp8Problem>& problems, const std::vector<std
                           else tile_fp32(p, lut_a, lut_b, dots, rt.i0, rt.i1, j0, j1);
                         }
                     });
+}
+
+// The packed kernels where the path selected for this process has one, else
+// the block dots; f64 operands are the oracle.
+void run_problems(const std::vector<Fp8Problem>& problems) {
+  if (problems.empty()) return;
+  const Fp8GemmPath path = selected_fp8_gemm_path();
+  if (problems[0].a.dtype != DType::f64 && path.kernel != nullptr) return gemm_fp8_blocked(problems, *path.kernel);
+  run_dots(problems);
 }
 
 // Slice `index` of the leading axis of t: the view of one group.
@@ -208,8 +221,7 @@ Fp8BlockDots fp8_block_dots() {
 }
 
 void gemm_fp8(const GemmFp8Call& c) {
-  const Fp8Problem p{c.a, c.a_scales, c.b, c.b_scales, c.c, c.epilogue.bias, &c.epilogue};
-  run_problems({p}, {{0, c.a.shape[0]}});
+  run_problems({Fp8Problem{c.a, c.a_scales, c.b, c.b_scales, c.c, c.epilogue.bias, &c.epilogue, 0, c.a.shape[0]}});
 }
 
 void gemm_fp8_grouped(const GemmFp8GroupedCall& c) {
@@ -229,14 +241,13 @@ void gemm_fp8_grouped(const GemmFp8GroupedCall& c) {
                              fmt::format("offsets[{}] = {}{}", g, o, g > 0 ? fmt::format(" after {}", prev) : ""));
   }
   std::vector<Fp8Problem> problems;
-  std::vector<std::array<std::int64_t, 2>> rows;
   for (std::int64_t g = 0; g < groups; ++g) {
     std::optional<Tensor> bias;
     if (c.epilogue.bias) bias = group_slice(*c.epilogue.bias, g);
-    problems.push_back({c.a, c.a_scales, group_slice(c.b, g), group_slice(c.b_scales, g), c.c, bias, &c.epilogue});
-    rows.push_back({offsets[static_cast<std::size_t>(g)], offsets[static_cast<std::size_t>(g + 1)]});
+    problems.push_back({c.a, c.a_scales, group_slice(c.b, g), group_slice(c.b_scales, g), c.c, bias, &c.epilogue,
+                        offsets[static_cast<std::size_t>(g)], offsets[static_cast<std::size_t>(g + 1)]});
   }
-  run_problems(problems, rows);
+  run_problems(problems);
 }
 
 }  // namespace hal::cpu_ref
