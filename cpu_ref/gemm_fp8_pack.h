@@ -21,10 +21,21 @@ struct Fp8Table {
   std::array<float, 256> f32{};
   std::array<std::uint16_t, 256> bf16{};
   std::array<std::uint8_t, 256> bf16_low{}, bf16_high{};
+  // The format's fields, for arithmetic widening: a byte whose magnitude
+  // (low 7 bits) is at least special_magnitude, or equal to special_byte, is
+  // NaN or infinity (take it from the table); any other is
+  // sign * 2^(e - bias) * 1.m (e > 0), or sign * m * 2^(1 - bias - mantissa_bits).
+  int mantissa_bits = 3, bias = 7;
+  std::uint8_t special_magnitude = 0x7f, special_byte = 0xff;
 };
 
 inline Fp8Table fp8_table(DType t) {
   Fp8Table table;
+  // OCP formats: NaN (and e5m2's infinities) at the top magnitudes; FNUZ: one NaN, 0x80.
+  if (t == DType::f8e5m2) table.mantissa_bits = 2, table.bias = 15, table.special_magnitude = 0x7c;
+  if (t == DType::f8e4m3fnuz) table.bias = 8, table.special_magnitude = 0x80, table.special_byte = 0x80;
+  if (t == DType::f8e5m2fnuz)
+    table.mantissa_bits = 2, table.bias = 16, table.special_magnitude = 0x80, table.special_byte = 0x80;
   for (int b = 0; b < 256; ++b) {
     const auto byte = static_cast<std::uint8_t>(b);
     const float v = load_element_f32(&byte, t, 0);
