@@ -11,6 +11,7 @@
 
 #include "cpu_ref/gemm_fp8_kernel.h"
 #include "cpu_ref/gemm_fp8_pack.h"
+#include "hal/op.h"  // kFp8BlockSize
 
 namespace hal::cpu_ref {
 namespace {
@@ -57,8 +58,9 @@ void block_avx2(std::int64_t kc, const void* a_panel, const void* b_panel, const
 
 // The fp32 packing (pairs swapped) in vector registers: 16 lines x 16 k of
 // bytes at a time go through a 16 x 16 byte transpose, so each k's 16 lines
-// are one xmm, widened to fp32 by integer arithmetic on the format's fields
-// (from the table by a gather where the xmm holds a NaN or infinity byte);
+// are one xmm, widened to fp32 through fp16 (F16C) or by integer arithmetic
+// on the format's fields (from the table by a gather where the xmm holds a
+// NaN or infinity byte);
 // one or two stores write the panel row. The words are pack_fp8_panels's.
 // Element by element, packing cost more than the kernel at M = 64; table
 // gathers for every xmm were little faster.
@@ -89,9 +91,11 @@ constexpr int bit_reverse4(int v) { return (v & 1) << 3 | (v & 2) << 1 | (v & 4)
 // The fields of Fp8Table in registers.
 struct Widen {
   __m256i magnitude_mask, sign_mask, rebias, subnormal_limit;
-  __m256 subnormal_scale;
+  __m256 subnormal_scale, half_scale;
+  __m256i byte_low7, byte_sign;
   __m128i low7, special_below, special_byte;
-  int normal_shift;
+  int normal_shift, half_shift;
+  bool through_half;  // e4m3, e4m3fnuz, e5m2: every finite byte, moved into fp16's fields, is an fp16
   const float* lut;
 
   explicit Widen(const Fp8Table& t)
@@ -100,10 +104,17 @@ struct Widen {
         rebias(_mm256_set1_epi32((127 - t.bias) << 23)),
         subnormal_limit(_mm256_set1_epi32(1 << t.mantissa_bits)),
         subnormal_scale(_mm256_set1_ps(std::ldexp(1.0f, 1 - t.bias - t.mantissa_bits))),
+        half_scale(_mm256_set1_ps(std::ldexp(1.0f, 15 - t.bias))),
+        byte_low7(_mm256_set1_epi16(0x7f)),
+        byte_sign(_mm256_set1_epi16(0x80)),
         low7(_mm_set1_epi8(0x7f)),
         special_below(_mm_set1_epi8(static_cast<char>(t.special_magnitude - 1))),
         special_byte(_mm_set1_epi8(static_cast<char>(t.special_byte))),
         normal_shift(23 - t.mantissa_bits),
+        half_shift(10 - t.mantissa_bits),
+        // fp16 has 5 exponent bits and bias 15: a 4-bit exponent fits, and a
+        // 5-bit one with bias 15 is fp16 itself; e5m2fnuz's exponent 31 is not.
+        through_half(t.mantissa_bits == 3 || t.bias == 15),
         lut(t.f32.data()) {}
 
   // Whether any of the 16 bytes is a NaN or infinity of the format.
@@ -113,7 +124,7 @@ struct Widen {
     return _mm_movemask_epi8(special) != 0;
   }
 
-  // Eight finite bytes (zero-extended) as fp32, exactly.
+  // Eight finite bytes (zero-extended) as fp32 from their fields, exactly.
   __m256 finite(__m256i x) const {
     const __m256i magnitude = _mm256_and_si256(x, magnitude_mask);
     const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(x, sign_mask), 24);
@@ -123,14 +134,26 @@ struct Widen {
     return _mm256_or_ps(_mm256_blendv_ps(normal, subnormal, is_subnormal), _mm256_castsi256_ps(sign));
   }
 
+  // Sixteen finite bytes through fp16: sign to bit 15, exponent and mantissa
+  // to fp16's (subnormals included), widened by F16C, then the bias
+  // difference as an exact power-of-two multiply.
+  void finite_through_half(__m128i bytes, __m256& f0, __m256& f1) const {
+    const __m256i x = _mm256_cvtepu8_epi16(bytes);
+    const __m256i h = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(x, byte_sign), 8),
+                                      _mm256_sll_epi16(_mm256_and_si256(x, byte_low7), _mm_cvtsi32_si128(half_shift)));
+    f0 = _mm256_mul_ps(_mm256_cvtph_ps(_mm256_castsi256_si128(h)), half_scale);
+    f1 = _mm256_mul_ps(_mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)), half_scale);
+  }
+
   void sixteen(__m128i bytes, __m256& f0, __m256& f1) const {
-    const __m256i x0 = _mm256_cvtepu8_epi32(bytes), x1 = _mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8));
     if (any_special(bytes)) {
-      f0 = _mm256_i32gather_ps(lut, x0, 4);
-      f1 = _mm256_i32gather_ps(lut, x1, 4);
+      f0 = _mm256_i32gather_ps(lut, _mm256_cvtepu8_epi32(bytes), 4);
+      f1 = _mm256_i32gather_ps(lut, _mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)), 4);
+    } else if (through_half) {
+      finite_through_half(bytes, f0, f1);
     } else {
-      f0 = finite(x0);
-      f1 = finite(x1);
+      f0 = finite(_mm256_cvtepu8_epi32(bytes));
+      f1 = finite(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
     }
   }
 };
@@ -156,6 +179,9 @@ void pack_fp32_avx2(const Fp8Lines& lines, std::int64_t extent, std::int64_t kc,
             continue;
           }
           const std::uint8_t* src = lines.base + (p0 + g + l) * lines.line_stride + k0;
+          // The line's next K block (the next pack of these lines): the
+          // lines are separate streams too short for the hardware prefetcher.
+          if (k0 == 0) __builtin_prefetch(src + kFp8BlockSize), __builtin_prefetch(src + kFp8BlockSize + 64);
           if (k0 + 16 <= kc) {
             rows[l] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
           } else {

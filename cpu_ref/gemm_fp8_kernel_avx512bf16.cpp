@@ -11,6 +11,7 @@
 
 #include "cpu_ref/gemm_fp8_kernel.h"
 #include "cpu_ref/gemm_fp8_pack.h"
+#include "hal/op.h"  // kFp8BlockSize
 
 namespace hal::cpu_ref {
 namespace {
@@ -145,6 +146,9 @@ HAL_VBMI void pack_pairs_avx512(const Fp8Lines& lines, std::int64_t extent, std:
           continue;
         }
         const std::uint8_t* src = lines.base + (p0 + g + l) * lines.line_stride;
+        // The line's next K block (the next pack of these lines): the lines
+        // are separate streams too short for the hardware prefetcher.
+        __builtin_prefetch(src + kFp8BlockSize), __builtin_prefetch(src + kFp8BlockSize + 64);
         const __m512i x0 = _mm512_maskz_loadu_epi8(m0, src), x1 = _mm512_maskz_loadu_epi8(m1, src + 64);
         const __m512i lo0 = lookup(low, x0), hi0 = lookup(high, x0), lo1 = lookup(low, x1), hi1 = lookup(high, x1);
         words[0][l] = _mm512_unpacklo_epi8(lo0, hi0);
