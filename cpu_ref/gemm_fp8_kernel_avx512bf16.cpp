@@ -92,8 +92,10 @@ HAL_VBMI inline __m512i lookup(const ByteTable& t, __m512i x) {
 // GCC 12 reports the _mm512_undefined_* pass-through inside its unpack and
 // shuffle intrinsics as maybe-uninitialized (a false positive: unmasked forms
 // never read it).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // r[i] = row i (16 words); afterwards r[c] = column c.
 inline void transpose16(__m512i (&r)[16]) {
@@ -169,7 +171,9 @@ HAL_VBMI void pack_pairs_avx512(const Fp8Lines& lines, std::int64_t extent, std:
   }
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 bool has_vbmi() {
   __builtin_cpu_init();
