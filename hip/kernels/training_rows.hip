@@ -67,7 +67,10 @@ extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm_backward_rows
   for (int64_t r = blockIdx.x; r < L.rows; r += gridDim.x) {
     int64_t off[kRowTensors], unused;
     row_tensor_offsets(L, r, off, &unused);
-    const auto x_at = [&](int64_t j) { return load_f32(p.x, p.dtype, off[0] + j * L.col_stride[0]); };
+    // The row's offsets as scalars: a lambda capturing the offset array by
+    // reference put it in local memory (a stack frame and spills on sm_90a).
+    const int64_t x0 = off[0], xs = L.col_stride[0];
+    const auto x_at = [=](int64_t j) { return load_f32(p.x, p.dtype, x0 + j * xs); };
     float mean = 0.0f, acc = 0.0f;
     if (!p.rms) {
       for (int64_t j = threadIdx.x; j < L.cols; j += kRowThreads) acc += x_at(j);
