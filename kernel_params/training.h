@@ -198,4 +198,57 @@ struct NormBackwardParams {
   int32_t pad_;
 };
 
+
+// --- cross_entropy ----------------------------------------------------------
+
+// hal_cross_entropy_check (one block / workgroup of 256): counts the rows
+// whose target is not ignore_index and finds the first row whose target lies
+// outside [0, V); the launcher reads this back and throws before any output
+// is written (as the embedding's id check).
+struct CrossEntropyCheck {
+  int64_t counted;
+  int64_t bad_row;  // -1: every target in range
+  int64_t bad_value;
+};
+struct CrossEntropyCheckParams {
+  const void* targets;
+  CrossEntropyCheck* result;  // device memory, written by thread 0
+  int64_t n, vocab, targets_stride, ignore_index;
+  int32_t targets_i64;
+  int32_t pad_;
+};
+
+// hal_cross_entropy_rows: one block / workgroup per row, the vocabulary in
+// lane-strided chunks of the block (V up to 128256 and beyond): the max
+// (NaN wins), sum exp(z - max) and, with smoothing, sum z, each in a fixed
+// order; lse = max + log(sum); the row's loss to row_loss[i * row_loss_stride]
+// (the loss tensor itself for reduction none, else scratch) and, when
+// dlogits != nullptr, dlogits_ij = weight * (exp(z_ij - max) / sum - keep [j ==
+// t] - spread). keep = 1 - s, spread = s / V, weight = 1 or 1 / count are the
+// CPU's fp32 constants, computed on the host.
+struct CrossEntropyParams {
+  const void* logits;
+  const void* targets;
+  float* row_loss;
+  void* dlogits;  // nullptr: no gradient asked for
+  int64_t n, vocab;
+  int64_t logits_row_stride, logits_col_stride;
+  int64_t dlogits_row_stride, dlogits_col_stride;
+  int64_t targets_stride, row_loss_stride;
+  int64_t ignore_index;
+  int32_t logits_type, targets_i64;
+  float smoothing, keep, spread, weight;
+};
+
+// hal_cross_entropy_reduce (one block): the row losses summed in a fixed
+// order (lane-strided, then the block's fixed tree), divided by counted for
+// the mean (0 / 0 = NaN, as PyTorch), stored to loss (f32).
+struct CrossEntropyReduceParams {
+  const float* row_loss;
+  float* loss;
+  int64_t n;
+  float counted;
+  int32_t mean;
+};
+
 }  // namespace hal::kernel_params

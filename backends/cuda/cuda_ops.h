@@ -32,6 +32,7 @@ void run_norm_backward(CudaStream& s, const NormBackwardCall& call);
 void run_rope_backward(CudaStream& s, const RopeBackwardCall& call);
 void run_adamw(CudaStream& s, const AdamwCall& call);
 void run_global_norm(CudaStream& s, const GlobalNormCall& call);
+void run_cross_entropy(CudaStream& s, const CrossEntropyCall& call);
 
 // Which calls the CUDA backend implements (dtype combinations); the reason
 // names backend, op and dtype when it does not.

@@ -29,5 +29,6 @@ void run_norm_backward(CudaStream& s, const NormBackwardCall& c) { gpu::run_norm
 void run_rope_backward(CudaStream& s, const RopeBackwardCall& c) { gpu::run_rope_backward<CudaTraining>(s, c); }
 void run_adamw(CudaStream& s, const AdamwCall& c) { gpu::run_adamw<CudaTraining>(s, c); }
 void run_global_norm(CudaStream& s, const GlobalNormCall& c) { gpu::run_global_norm<CudaTraining>(s, c); }
+void run_cross_entropy(CudaStream& s, const CrossEntropyCall& c) { gpu::run_cross_entropy<CudaTraining>(s, c); }
 
 }  // namespace hal::cuda

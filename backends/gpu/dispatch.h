@@ -41,6 +41,7 @@ template <class Stream> void run_op(Stream& s, const OpCall& call) {
         else if constexpr (std::is_same_v<T, RopeBackwardCall>) run_rope_backward(s, c);
         else if constexpr (std::is_same_v<T, AdamwCall>) run_adamw(s, c);
         else if constexpr (std::is_same_v<T, GlobalNormCall>) run_global_norm(s, c);
+        else if constexpr (std::is_same_v<T, CrossEntropyCall>) run_cross_entropy(s, c);
         else if constexpr (std::is_same_v<T, QuantizeFp8Call> || std::is_same_v<T, DequantizeFp8Call> ||
                            std::is_same_v<T, GemmFp8Call> || std::is_same_v<T, GemmFp8GroupedCall>)
           throw Error(ErrorCode::unsupported, fmt::format("{}: no GPU kernel yet", op_name(call)));  // supports() declines first

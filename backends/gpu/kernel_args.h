@@ -84,4 +84,10 @@ kernel_params::GlobalNormPartialParams global_norm_partial_params(const Tensor& 
 // Pass 2: chunk_begin from the tensors' sizes (the partials' total is chunk_begin[tensors]).
 kernel_params::GlobalNormFinishParams global_norm_finish_params(const GlobalNormCall& call, const float* partials);
 
+// cross_entropy: the id check, and the rows once `counted` (the rows not
+// ignored, from the check) is known; row_loss is left null for sum / mean
+// (the launcher's scratch) and is the loss tensor for none.
+kernel_params::CrossEntropyCheckParams cross_entropy_check_params(const CrossEntropyCall& call);
+kernel_params::CrossEntropyParams cross_entropy_params(const CrossEntropyCall& call, std::int64_t counted);
+
 }  // namespace hal::gpu

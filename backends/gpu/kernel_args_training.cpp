@@ -164,4 +164,47 @@ kp::GlobalNormFinishParams global_norm_finish_params(const GlobalNormCall& c, co
   return p;
 }
 
+kp::CrossEntropyCheckParams cross_entropy_check_params(const CrossEntropyCall& c) {
+  kp::CrossEntropyCheckParams p{};
+  p.targets = c.targets.first();
+  p.n = c.targets.shape[0];
+  p.vocab = c.logits.shape[1];
+  p.targets_stride = c.targets.strides[0];
+  p.ignore_index = c.ignore_index;
+  p.targets_i64 = c.targets.dtype == DType::i64;
+  return p;
+}
+
+kp::CrossEntropyParams cross_entropy_params(const CrossEntropyCall& c, std::int64_t counted) {
+  kp::CrossEntropyParams p{};
+  p.logits = c.logits.first();
+  p.targets = c.targets.first();
+  p.n = c.logits.shape[0];
+  p.vocab = c.logits.shape[1];
+  p.logits_row_stride = c.logits.strides[0];
+  p.logits_col_stride = c.logits.strides[1];
+  if (c.dlogits) {
+    p.dlogits = c.dlogits->first();
+    p.dlogits_row_stride = c.dlogits->strides[0];
+    p.dlogits_col_stride = c.dlogits->strides[1];
+  }
+  p.targets_stride = c.targets.strides[0];
+  if (c.reduction == LossReduction::none) {
+    p.row_loss = static_cast<float*>(c.loss.first());
+    p.row_loss_stride = c.loss.strides[0];
+  } else {
+    p.row_loss_stride = 1;
+  }
+  p.ignore_index = c.ignore_index;
+  p.logits_type = elem_type(c.logits.dtype);
+  p.targets_i64 = c.targets.dtype == DType::i64;
+  // The fp32 constants of cpu_ref/cross_entropy.cpp, with the same operations.
+  const float smoothing = c.label_smoothing;
+  p.smoothing = smoothing;
+  p.keep = 1.0f - smoothing;
+  p.spread = p.vocab > 0 ? smoothing / static_cast<float>(p.vocab) : 0.0f;
+  p.weight = c.reduction == LossReduction::mean ? 1.0f / static_cast<float>(counted) : 1.0f;
+  return p;
+}
+
 }  // namespace hal::gpu

@@ -50,6 +50,9 @@ Support training_support(std::string_view backend, const OpCall& call) {
         } else if constexpr (std::is_same_v<T, AdamwCall>) {
           if (c.m.dtype != DType::f32) return no(backend, call, c.m.dtype);  // f64 moments: the oracle's
           return unverified(backend, is_compute_float(c.param.dtype), call, c.param.dtype);
+        } else if constexpr (std::is_same_v<T, CrossEntropyCall>) {
+          if (c.loss.dtype != DType::f32) return no(backend, call, c.loss.dtype);
+          return unverified(backend, is_compute_float(c.logits.dtype), call, c.logits.dtype);
         } else if constexpr (std::is_same_v<T, GlobalNormCall>) {
           for (const Tensor& x : c.xs)
             if (!is_compute_float(x.dtype)) return no(backend, call, x.dtype);
@@ -73,7 +76,7 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         else if constexpr (std::is_same_v<T, UnaryBackwardCall> || std::is_same_v<T, SwigluBackwardCall> ||
                            std::is_same_v<T, SoftmaxBackwardCall> || std::is_same_v<T, NormBackwardCall> ||
                            std::is_same_v<T, RopeBackwardCall> || std::is_same_v<T, AdamwCall> ||
-                           std::is_same_v<T, GlobalNormCall>)
+                           std::is_same_v<T, GlobalNormCall> || std::is_same_v<T, CrossEntropyCall>)
           return training_support(backend, call);
         else if constexpr (std::is_same_v<T, BinaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
         else if constexpr (std::is_same_v<T, UnaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);

@@ -146,4 +146,47 @@ void run_global_norm(typename Backend::Stream& s, const GlobalNormCall& call) {
   scratch.finish();
 }
 
+// The target check first (one block; its result read back, the stream
+// synchronised: a bad target throws before anything is written, as
+// embedding's ids), then a block per row, then for sum / mean the reduction.
+template <class Backend>
+void run_cross_entropy(typename Backend::Stream& s, const CrossEntropyCall& call) {
+  const std::int64_t n = call.logits.shape[0];
+  const bool reduced = call.reduction != LossReduction::none;
+  // Scratch: the check's result, then (sum / mean) one loss per row.
+  const std::size_t check_bytes = sizeof(kernel_params::CrossEntropyCheck);
+  const std::size_t bytes = check_bytes + (reduced ? static_cast<std::size_t>(n) * sizeof(float) : 0);
+  CallScratch<typename Backend::Stream> scratch(s, bytes);
+  kernel_params::CrossEntropyCheck check{0, -1, 0};
+  if (n > 0) {
+    kernel_params::CrossEntropyCheckParams cp = cross_entropy_check_params(call);
+    cp.result = reinterpret_cast<kernel_params::CrossEntropyCheck*>(scratch.floats());
+    typename Backend::LaunchShape one;
+    one.block[0] = kTrainingBlockThreads;
+    launch(s, "hal_cross_entropy_check", one, cp);
+    s.copy(&check, cp.result, sizeof(check), CopyKind::device_to_host);
+    s.synchronize();
+  }
+  if (check.bad_row >= 0)
+    throw_invalid_argument("cross_entropy", "targets",
+                           fmt::format("targets in [0, {}) or ignore_index {}", call.logits.shape[1], call.ignore_index),
+                           fmt::format("{} at row {}", check.bad_value, check.bad_row));
+  kernel_params::CrossEntropyParams p = cross_entropy_params(call, check.counted);
+  float* row_loss = reinterpret_cast<float*>(reinterpret_cast<char*>(scratch.floats()) + check_bytes);
+  if (reduced) p.row_loss = row_loss;
+  if (n > 0) launch(s, "hal_cross_entropy_rows", training_shape<Backend>(one_block_per_item(n)), p);
+  if (reduced) {
+    kernel_params::CrossEntropyReduceParams r{};
+    r.row_loss = row_loss;
+    r.loss = static_cast<float*>(call.loss.first());
+    r.n = n;
+    r.counted = static_cast<float>(check.counted);
+    r.mean = call.reduction == LossReduction::mean;
+    typename Backend::LaunchShape one;
+    one.block[0] = kTrainingBlockThreads;
+    launch(s, "hal_cross_entropy_reduce", one, r);
+  }
+  scratch.finish();
+}
+
 }  // namespace hal::gpu

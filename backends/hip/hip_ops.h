@@ -34,6 +34,7 @@ void run_norm_backward(HipStream& s, const NormBackwardCall& call);
 void run_rope_backward(HipStream& s, const RopeBackwardCall& call);
 void run_adamw(HipStream& s, const AdamwCall& call);
 void run_global_norm(HipStream& s, const GlobalNormCall& call);
+void run_cross_entropy(HipStream& s, const CrossEntropyCall& call);
 
 // The attention kernel a call runs on (kernel == nullptr: nothing to do),
 // its geometry and arguments: attention_flash_* when the call qualifies

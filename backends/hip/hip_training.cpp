@@ -32,5 +32,6 @@ void run_norm_backward(HipStream& s, const NormBackwardCall& c) { gpu::run_norm_
 void run_rope_backward(HipStream& s, const RopeBackwardCall& c) { gpu::run_rope_backward<HipTraining>(s, c); }
 void run_adamw(HipStream& s, const AdamwCall& c) { gpu::run_adamw<HipTraining>(s, c); }
 void run_global_norm(HipStream& s, const GlobalNormCall& c) { gpu::run_global_norm<HipTraining>(s, c); }
+void run_cross_entropy(HipStream& s, const CrossEntropyCall& c) { gpu::run_cross_entropy<HipTraining>(s, c); }
 
 }  // namespace hal::hip

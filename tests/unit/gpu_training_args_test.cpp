@@ -26,7 +26,8 @@ namespace kp = kernel_params;
 template <class... T>
 constexpr bool all_plain = ((std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>) && ...);
 static_assert(all_plain<kp::UnaryBackwardParams, kp::SwigluBackwardParams, kp::AdamwParams, kp::GlobalNormPartialParams,
-                        kp::GlobalNormFinishParams, kp::SoftmaxBackwardParams, kp::NormBackwardParams>,
+                        kp::GlobalNormFinishParams, kp::SoftmaxBackwardParams, kp::NormBackwardParams,
+                        kp::CrossEntropyCheckParams, kp::CrossEntropyParams, kp::CrossEntropyReduceParams>,
               "kernel parameter structs must be plain bytes");
 
 Tensor view(DType t, const Shape& shape, const Strides& strides, std::int64_t offset = 0) {
@@ -202,6 +203,36 @@ TEST(GpuTrainingArgs, LaunchGeometryCoversEveryColumnAndRowBlock) {
   EXPECT_EQ(gpu::norm_finish_grid(257).x, 2);
 }
 
+TEST(GpuTrainingArgs, CrossEntropyConstantsAreTheCpusFp32Ones) {
+  CrossEntropyCall c;
+  c.logits = view(DType::bf16, Shape{3, 7}, Strides{1, 3});
+  c.targets = view(DType::i32, Shape{3}, Strides{2});
+  c.loss = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{3});
+  c.label_smoothing = 0.1f;
+  c.reduction = LossReduction::none;
+  kp::CrossEntropyParams p = gpu::cross_entropy_params(c, 2);
+  EXPECT_EQ(p.n, 3);
+  EXPECT_EQ(p.vocab, 7);
+  EXPECT_EQ(p.logits_row_stride, 1);
+  EXPECT_EQ(p.logits_col_stride, 3);
+  EXPECT_EQ(p.targets_stride, 2);
+  EXPECT_EQ(p.targets_i64, 0);
+  EXPECT_EQ(p.dlogits, nullptr);
+  EXPECT_EQ(p.keep, 1.0f - 0.1f);
+  EXPECT_EQ(p.spread, 0.1f / 7.0f);
+  EXPECT_EQ(p.weight, 1.0f);  // none: the gradient of the sum of the rows
+  EXPECT_EQ(p.row_loss, c.loss.first());  // none: the rows go straight to loss
+  c.reduction = LossReduction::mean;
+  c.loss = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{});
+  p = gpu::cross_entropy_params(c, 2);
+  EXPECT_EQ(p.weight, 0.5f);
+  EXPECT_EQ(p.row_loss, nullptr);  // sum / mean: the launcher's scratch
+  const kp::CrossEntropyCheckParams k = gpu::cross_entropy_check_params(c);
+  EXPECT_EQ(k.n, 3);
+  EXPECT_EQ(k.vocab, 7);
+  EXPECT_EQ(k.ignore_index, -100);
+}
+
 // One op per kernel family, both sides of the switch.
 OpCall unary_backward_call(DType t) {
   const Tensor x = Tensor::contiguous(nullptr, nullptr, t, Shape{4});
@@ -220,6 +251,14 @@ OpCall rope_backward_call(DType t) {
   c.rotary_dim = 4;
   return c;
 }
+OpCall cross_entropy_call(DType t) {
+  CrossEntropyCall c;
+  c.logits = Tensor::contiguous(nullptr, nullptr, t, Shape{2, 5});
+  c.targets = Tensor::contiguous(nullptr, nullptr, DType::i64, Shape{2});
+  c.loss = Tensor::contiguous(nullptr, nullptr, t == DType::f64 ? DType::f64 : DType::f32, Shape{});
+  c.dlogits = c.logits;
+  return c;
+}
 OpCall adamw_call(DType t) {
   AdamwCall c;
   c.param = c.grad = Tensor::contiguous(nullptr, nullptr, t, Shape{4});
@@ -229,7 +268,7 @@ OpCall adamw_call(DType t) {
 }
 
 TEST(GpuTrainingSupport, UnverifiedKernelsAreDeclinedUnlessTheSwitchIsOn) {
-  for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call}) {
+  for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call, cross_entropy_call}) {
     for (DType t : {DType::f32, DType::bf16}) {
       const OpCall call = make(t);
       {
@@ -254,16 +293,16 @@ TEST(GpuTrainingSupport, UnverifiedKernelsAreDeclinedUnlessTheSwitchIsOn) {
 
 TEST(GpuTrainingSupport, TheSwitchNeverAdmitsF64OrOpsWithoutAKernel) {
   UnverifiedSwitch on("1");
-  for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call}) {
+  for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call, cross_entropy_call}) {
     const Support s = gpu_supports_call("cuda", make(DType::f64));
     EXPECT_FALSE(s.ok);
     EXPECT_NE(s.reason.find("f64"), std::string::npos) << s.reason;
   }
-  CrossEntropyCall ce;
-  ce.logits = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{2, 5});
-  ce.targets = Tensor::contiguous(nullptr, nullptr, DType::i64, Shape{2});
-  ce.loss = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{});
-  const Support s = gpu_supports_call("cuda", ce);
+  EmbeddingBackwardCall eb;
+  eb.ids = Tensor::contiguous(nullptr, nullptr, DType::i64, Shape{3});
+  eb.dy = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{3, 4});
+  eb.dtable = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{9, 4});
+  const Support s = gpu_supports_call("cuda", eb);
   EXPECT_FALSE(s.ok);
   EXPECT_NE(s.reason.find("no GPU kernel yet"), std::string::npos) << s.reason;
 }
