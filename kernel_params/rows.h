@@ -96,7 +96,7 @@ struct RopeParams {
   int32_t rotary_dim;
   int32_t gptj;  // 0: neox pairs (i, i + r/2); 1: gptj pairs (2i, 2i+1)
   float theta;
-  int32_t pad_;
+  int32_t inverse;  // 1: rotate by -angle (rope_backward: the rotation's transpose); 0: rope
   const float* inv_freq;  // per-pair frequencies (f32); nullptr: theta^(-2i/r)
   int64_t inv_freq_stride;
 };

@@ -24,6 +24,16 @@ void run_copy(CudaStream& s, const CopyCall& call);
 void run_embedding(CudaStream& s, const EmbeddingCall& call);
 void run_fill_random(CudaStream& s, const FillRandomCall& call);
 
+// Training ops (backends/<vendor>/<vendor>_training.cpp over backends/gpu/training_launcher.h).
+void run_unary_backward(CudaStream& s, const UnaryBackwardCall& call);
+void run_swiglu_backward(CudaStream& s, const SwigluBackwardCall& call);
+void run_softmax_backward(CudaStream& s, const SoftmaxBackwardCall& call);
+void run_norm_backward(CudaStream& s, const NormBackwardCall& call);
+void run_rope_backward(CudaStream& s, const RopeBackwardCall& call);
+void run_adamw(CudaStream& s, const AdamwCall& call);
+void run_global_norm(CudaStream& s, const GlobalNormCall& call);
+void run_cross_entropy(CudaStream& s, const CrossEntropyCall& call);
+
 // Which calls the CUDA backend implements (dtype combinations); the reason
 // names backend, op and dtype when it does not.
 Support supports_call(const OpCall& call);

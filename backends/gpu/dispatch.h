@@ -34,6 +34,14 @@ template <class Stream> void run_op(Stream& s, const OpCall& call) {
         else if constexpr (std::is_same_v<T, CopyCall>) run_copy(s, c);
         else if constexpr (std::is_same_v<T, EmbeddingCall>) run_embedding(s, c);
         else if constexpr (std::is_same_v<T, FillRandomCall>) run_fill_random(s, c);
+        else if constexpr (std::is_same_v<T, UnaryBackwardCall>) run_unary_backward(s, c);
+        else if constexpr (std::is_same_v<T, SwigluBackwardCall>) run_swiglu_backward(s, c);
+        else if constexpr (std::is_same_v<T, SoftmaxBackwardCall>) run_softmax_backward(s, c);
+        else if constexpr (std::is_same_v<T, NormBackwardCall>) run_norm_backward(s, c);
+        else if constexpr (std::is_same_v<T, RopeBackwardCall>) run_rope_backward(s, c);
+        else if constexpr (std::is_same_v<T, AdamwCall>) run_adamw(s, c);
+        else if constexpr (std::is_same_v<T, GlobalNormCall>) run_global_norm(s, c);
+        else if constexpr (std::is_same_v<T, CrossEntropyCall>) run_cross_entropy(s, c);
         else if constexpr (std::is_same_v<T, QuantizeFp8Call> || std::is_same_v<T, DequantizeFp8Call> ||
                            std::is_same_v<T, GemmFp8Call> || std::is_same_v<T, GemmFp8GroupedCall>)
           throw Error(ErrorCode::unsupported, fmt::format("{}: no GPU kernel yet", op_name(call)));  // supports() declines first

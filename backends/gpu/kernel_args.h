@@ -21,6 +21,7 @@
 #include "kernel_params/random.h"
 #include "kernel_params/rows.h"
 #include "kernel_params/strided.h"
+#include "kernel_params/training.h"
 
 namespace hal::gpu {
 
@@ -61,5 +62,32 @@ kernel_params::GemmParams gemm_params(const GemmCall& call);
 // Attention; throws unsupported (naming `backend`) when a head count or head
 // dim does not fit the kernels' int32 fields.
 kernel_params::AttentionParams attention_params(const AttentionCall& call, const char* backend);
+
+// Training ops (kernel_params/training.h; backends/gpu/kernel_args_training.cpp).
+// Elementwise: every tensor has x's (gate's, param's) shape, strides as given.
+kernel_params::UnaryBackwardParams unary_backward_params(const UnaryBackwardCall& call);
+kernel_params::SwigluBackwardParams swiglu_backward_params(const SwigluBackwardCall& call);
+// The AdamW scalars computed in fp64 and rounded once, as cpu_ref/adamw.cpp.
+kernel_params::AdamwParams adamw_params(const AdamwCall& call);
+// Rows over the last axis of (forward tensor, dy, dx).
+kernel_params::RowTensors row_tensors(const Tensor& forward, const Tensor& dy, const Tensor& dx);
+kernel_params::SoftmaxBackwardParams softmax_backward_params(const SoftmaxBackwardCall& call);
+// The device scratch (stats, partial_w, partial_b) is the launcher's: left null here.
+kernel_params::NormBackwardParams norm_backward_params(const NormBackwardCall& call);
+// floats of scratch a norm_backward launch needs: 2 per row (mean, rstd) and
+// blocks x cols per partial (weight, and bias when dbias is asked for).
+std::int64_t norm_backward_scratch_floats(const kernel_params::NormBackwardParams& p);
+// rope_params of the equivalent RopeCall, with inverse = 1.
+kernel_params::RopeParams rope_backward_params(const RopeBackwardCall& call);
+// Pass 1 of global_norm for tensor x, its partials at `partials`.
+kernel_params::GlobalNormPartialParams global_norm_partial_params(const Tensor& x, float* partials);
+// Pass 2: chunk_begin from the tensors' sizes (the partials' total is chunk_begin[tensors]).
+kernel_params::GlobalNormFinishParams global_norm_finish_params(const GlobalNormCall& call, const float* partials);
+
+// cross_entropy: the id check, and the rows once `counted` (the rows not
+// ignored, from the check) is known; row_loss is left null for sum / mean
+// (the launcher's scratch) and is the loss tensor for none.
+kernel_params::CrossEntropyCheckParams cross_entropy_check_params(const CrossEntropyCall& call);
+kernel_params::CrossEntropyParams cross_entropy_params(const CrossEntropyCall& call, std::int64_t counted);
 
 }  // namespace hal::gpu

@@ -1,6 +1,8 @@
 // The dtype matrix of the GPU kernels (see support.h).
 #include "backends/gpu/support.h"
 
+#include "backends/gpu/unverified.h"
+
 #include <fmt/format.h>
 
 #include <variant>
@@ -21,6 +23,47 @@ Support no(std::string_view backend, const OpCall& call, DType t) {
 
 Support when(std::string_view backend, bool ok, const OpCall& call, DType t) { return ok ? Support{} : no(backend, call, t); }
 
+// A dtype the kernel takes, and a kernel that has never run on a GPU: only
+// with HAL_GPU_UNVERIFIED=1 (backends/gpu/unverified.h).
+Support unverified(std::string_view backend, bool ok, const OpCall& call, DType t) {
+  if (!ok) return no(backend, call, t);
+  if (!gpu::unverified_kernels_enabled()) return gpu::unverified_kernel_declined(backend, call);
+  return Support{};
+}
+
+// The training kernels read every float tensor through the f32/f16/bf16 paths.
+Support training_support(std::string_view backend, const OpCall& call) {
+  return std::visit(
+      [&](const auto& c) -> Support {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, UnaryBackwardCall>) {
+          return unverified(backend, is_compute_float(c.dx.dtype), call, c.dx.dtype);
+        } else if constexpr (std::is_same_v<T, SwigluBackwardCall>) {
+          return unverified(backend, is_compute_float(c.dup.dtype), call, c.dup.dtype);
+        } else if constexpr (std::is_same_v<T, SoftmaxBackwardCall>) {
+          return unverified(backend, is_compute_float(c.dx.dtype), call, c.dx.dtype);
+        } else if constexpr (std::is_same_v<T, NormBackwardCall>) {
+          return unverified(backend, is_compute_float(c.x.dtype), call, c.x.dtype);
+        } else if constexpr (std::is_same_v<T, RopeBackwardCall>) {
+          if (c.inv_freq && c.inv_freq->dtype != DType::f32) return no(backend, call, c.inv_freq->dtype);
+          return unverified(backend, is_compute_float(c.dx.dtype), call, c.dx.dtype);
+        } else if constexpr (std::is_same_v<T, AdamwCall>) {
+          if (c.m.dtype != DType::f32) return no(backend, call, c.m.dtype);  // f64 moments: the oracle's
+          return unverified(backend, is_compute_float(c.param.dtype), call, c.param.dtype);
+        } else if constexpr (std::is_same_v<T, CrossEntropyCall>) {
+          if (c.loss.dtype != DType::f32) return no(backend, call, c.loss.dtype);
+          return unverified(backend, is_compute_float(c.logits.dtype), call, c.logits.dtype);
+        } else if constexpr (std::is_same_v<T, GlobalNormCall>) {
+          for (const Tensor& x : c.xs)
+            if (!is_compute_float(x.dtype)) return no(backend, call, x.dtype);
+          return unverified(backend, c.y.dtype == DType::f32, call, c.y.dtype);
+        } else {
+          return no(backend, call, DType::f64);
+        }
+      },
+      call);
+}
+
 }  // namespace
 
 Support gpu_supports_call(std::string_view backend, const OpCall& call) {
@@ -30,6 +73,11 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         if constexpr (gpu_lacks_kernel_v<T>)
           return Support{false, fmt::format("{}: {} has no GPU kernel yet (it runs on the cpu device)", backend,
                                             op_name(call))};
+        else if constexpr (std::is_same_v<T, UnaryBackwardCall> || std::is_same_v<T, SwigluBackwardCall> ||
+                           std::is_same_v<T, SoftmaxBackwardCall> || std::is_same_v<T, NormBackwardCall> ||
+                           std::is_same_v<T, RopeBackwardCall> || std::is_same_v<T, AdamwCall> ||
+                           std::is_same_v<T, GlobalNormCall> || std::is_same_v<T, CrossEntropyCall>)
+          return training_support(backend, call);
         else if constexpr (std::is_same_v<T, BinaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
         else if constexpr (std::is_same_v<T, UnaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
         else if constexpr (std::is_same_v<T, SwigluCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);

@@ -26,6 +26,16 @@ void run_copy(HipStream& s, const CopyCall& call);
 void run_embedding(HipStream& s, const EmbeddingCall& call);
 void run_fill_random(HipStream& s, const FillRandomCall& call);
 
+// Training ops (backends/<vendor>/<vendor>_training.cpp over backends/gpu/training_launcher.h).
+void run_unary_backward(HipStream& s, const UnaryBackwardCall& call);
+void run_swiglu_backward(HipStream& s, const SwigluBackwardCall& call);
+void run_softmax_backward(HipStream& s, const SoftmaxBackwardCall& call);
+void run_norm_backward(HipStream& s, const NormBackwardCall& call);
+void run_rope_backward(HipStream& s, const RopeBackwardCall& call);
+void run_adamw(HipStream& s, const AdamwCall& call);
+void run_global_norm(HipStream& s, const GlobalNormCall& call);
+void run_cross_entropy(HipStream& s, const CrossEntropyCall& call);
+
 // The attention kernel a call runs on (kernel == nullptr: nothing to do),
 // its geometry and arguments: attention_flash_* when the call qualifies
 // (hip_attention.cpp) and `flash_enabled`, attention_general otherwise.

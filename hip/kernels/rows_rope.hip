@@ -35,7 +35,8 @@ extern "C" __global__ __launch_bounds__(256) void hal_rope(RopeParams p) {
     const float inv_freq = p.inv_freq != nullptr ? p.inv_freq[c * p.inv_freq_stride]
                                                  : powf(p.theta, static_cast<float>(-2 * c) / static_cast<float>(p.rotary_dim));
     const float angle = pos * inv_freq;
-    const float cs = cosf(angle), sn = sinf(angle);
+    // inverse (rope_backward): the rotation by -angle, sin negated exactly.
+    const float cs = cosf(angle), sn = p.inverse ? -sinf(angle) : sinf(angle);
     const float xa = load_f32(p.x, p.x_type, xb + ia * p.x_stride[3]);
     const float xbv = load_f32(p.x, p.x_type, xb + ib * p.x_stride[3]);
     store_f32(p.y, p.y_type, yb + ia * p.y_stride[3], xa * cs - xbv * sn);

@@ -2,7 +2,8 @@
 // loop), for any strides. Channels >= rotary_dim are copied. The angle
 // pos * theta^(-2i/r) (or pos * inv_freq[i] when given) and its sine/cosine
 // are computed in fp64: in fp32 the angle of a position in the thousands is
-// already off by ~1e-4 rad.
+// already off by ~1e-4 rad. With RopeParams::inverse (rope_backward) the sine
+// is negated, an exact operation: the rotation by -angle, the transpose.
 #include <math.h>
 
 #include "ptx/element.cuh"
@@ -49,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(256) hal_rope(RopeParams p) {
                               : pow(static_cast<double>(p.theta), -2.0 * static_cast<double>(i) / static_cast<double>(r));
     double sn, cs;
     sincos(static_cast<double>(pos) * inv_freq, &sn, &cs);
-    const float cf = static_cast<float>(cs), sf = static_cast<float>(sn);
+    const float cf = static_cast<float>(cs), sf = p.inverse ? -static_cast<float>(sn) : static_cast<float>(sn);
     const float y = first ? x * cf - xp * sf : x * cf + xp * sf;
     store_from_float(p.y, yt, yoff, y);
   }
