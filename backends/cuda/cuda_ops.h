@@ -24,6 +24,12 @@ void run_copy(CudaStream& s, const CopyCall& call);
 void run_embedding(CudaStream& s, const EmbeddingCall& call);
 void run_fill_random(CudaStream& s, const FillRandomCall& call);
 
+// Scaled FP8 (cuda_fp8.cpp).
+void run_quantize_fp8(CudaStream& s, const QuantizeFp8Call& call);
+void run_dequantize_fp8(CudaStream& s, const DequantizeFp8Call& call);
+void run_gemm_fp8(CudaStream& s, const GemmFp8Call& call);
+void run_gemm_fp8_grouped(CudaStream& s, const GemmFp8GroupedCall& call);
+
 // Which calls the CUDA backend implements (dtype combinations); the reason
 // names backend, op and dtype when it does not.
 Support supports_call(const OpCall& call);

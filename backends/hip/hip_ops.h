@@ -26,6 +26,12 @@ void run_copy(HipStream& s, const CopyCall& call);
 void run_embedding(HipStream& s, const EmbeddingCall& call);
 void run_fill_random(HipStream& s, const FillRandomCall& call);
 
+// Scaled FP8 (hip_fp8.cpp).
+void run_quantize_fp8(HipStream& s, const QuantizeFp8Call& call);
+void run_dequantize_fp8(HipStream& s, const DequantizeFp8Call& call);
+void run_gemm_fp8(HipStream& s, const GemmFp8Call& call);
+void run_gemm_fp8_grouped(HipStream& s, const GemmFp8GroupedCall& call);
+
 // The attention kernel a call runs on (kernel == nullptr: nothing to do),
 // its geometry and arguments: attention_flash_* when the call qualifies
 // (hip_attention.cpp) and `flash_enabled`, attention_general otherwise.

@@ -1,0 +1,98 @@
+// The fp8 GEMM contract's block-sum precision per backend
+// (conformance/fp8_accumulator.h, docs/accuracy.md "Scaled FP8"): the
+// closed forms, which device gets which, and the fused-adder bound checked
+// against a simulation of the accumulator it models (FP8 wgmma as DeepSeek-V3
+// describes it: terms aligned to the largest exponent and truncated to 14
+// bits, the sum truncated to 14 significant bits, 32 products per
+// instruction, the accumulator carried over the block's 4 instructions).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "conformance/fp8_accumulator.h"
+#include "hal/dtype.h"
+
+namespace {
+
+using hal::conformance::Fp8BlockSumModel;
+using hal::conformance::fp8_block_sum_model;
+using hal::conformance::kFp8BlockSumFp32;
+using hal::conformance::kFp8BlockSumWgmma;
+
+TEST(Fp8BlockSumModel, ClosedForms) {
+  const double u32 = 0x1p-24, uw = 0x1p-13;
+  EXPECT_DOUBLE_EQ(kFp8BlockSumFp32.block_gamma(128), 128 * u32 / (1 - 128 * u32));
+  // 128 products in 4 instructions: 128 + 2 * 4 - 1 = 135 unit errors.
+  EXPECT_DOUBLE_EQ(kFp8BlockSumWgmma.block_gamma(128), 135 * uw / (1 - 135 * uw));
+  // A ragged last block of 44: 2 instructions, 44 + 3 = 47.
+  EXPECT_DOUBLE_EQ(kFp8BlockSumWgmma.block_gamma(44), 47 * uw / (1 - 47 * uw));
+  EXPECT_GT(kFp8BlockSumWgmma.block_gamma(128), 1000 * kFp8BlockSumFp32.block_gamma(128));
+  EXPECT_LT(kFp8BlockSumWgmma.block_gamma(128), 0.02);
+}
+
+TEST(Fp8BlockSumModel, EachBackendGetsItsOwn) {
+  EXPECT_EQ(fp8_block_sum_model("cpu").u, kFp8BlockSumFp32.u);
+  EXPECT_EQ(fp8_block_sum_model("cuda:0").u, kFp8BlockSumWgmma.u);
+  EXPECT_EQ(fp8_block_sum_model("cuda:0").products_per_step, 32);
+  EXPECT_EQ(fp8_block_sum_model("hip:1").u, 0x1p-13);
+  EXPECT_EQ(fp8_block_sum_model("cpu").products_per_step, 0);
+}
+
+// Truncation toward zero to a multiple of 2^e.
+double truncate_to(double v, int e) { return std::trunc(std::ldexp(v, -e)) * std::ldexp(1.0, e); }
+int exponent_of(double v) { return std::ilogb(v); }
+
+// One block through the modelled accumulator (kept bits = 14).
+double simulated_block(const std::vector<double>& products) {
+  constexpr int kKept = 14;
+  double acc = 0.0;
+  for (std::size_t i0 = 0; i0 < products.size(); i0 += 32) {
+    std::vector<double> terms(products.begin() + static_cast<long>(i0),
+                              products.begin() + static_cast<long>(std::min(products.size(), i0 + 32)));
+    if (i0 > 0) terms.push_back(acc);  // scale_d = 0 for the first instruction
+    double biggest = 0;
+    for (double t : terms) biggest = std::max(biggest, std::fabs(t));
+    if (biggest == 0) {
+      acc = 0;
+      continue;
+    }
+    const int e = exponent_of(biggest) - (kKept - 1);
+    double sum = 0;
+    for (double t : terms) sum += truncate_to(t, e);  // exact in double (few bits)
+    acc = sum == 0 ? 0 : truncate_to(sum, exponent_of(std::fabs(sum)) - (kKept - 1));
+  }
+  return acc;
+}
+
+TEST(Fp8BlockSumModel, FusedBoundHoldsForTheSimulatedWgmmaAccumulator) {
+  std::mt19937 rng(7);
+  std::vector<double> e4m3;
+  for (int b = 0; b < 256; ++b) {
+    const double v = hal::f8e4m3_to_f32(static_cast<std::uint8_t>(b));
+    if (std::isfinite(v)) e4m3.push_back(v);
+  }
+  std::uniform_int_distribution<std::size_t> pick(0, e4m3.size() - 1);
+  double worst = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    const std::size_t l = trial % 4 == 0 ? 44 : 128;
+    std::vector<double> products(l);
+    for (std::size_t k = 0; k < l; ++k) products[k] = e4m3[pick(rng)] * e4m3[pick(rng)];
+    if (trial % 3 == 0) products[trial % l] = 448.0 * 448.0;  // one huge term truncates all the others
+    if (trial % 5 == 0)
+      for (std::size_t k = 0; k < l; ++k) products[k] = std::fabs(products[k]);  // no cancellation
+    double exact = 0, abs_sum = 0;
+    for (double p : products) exact += p, abs_sum += std::fabs(p);  // exact: few bits, wide range fits f64
+    const double err = std::fabs(simulated_block(products) - exact);
+    const double bound = kFp8BlockSumWgmma.block_gamma(static_cast<std::int64_t>(l)) * abs_sum;
+    ASSERT_LE(err, bound) << "trial " << trial;
+    worst = std::max(worst, err / bound);
+  }
+  // The bound is not vacuous: the simulation comes within a factor of ~20 of it.
+  EXPECT_GT(worst, 0.05);
+}
+
+}  // namespace
