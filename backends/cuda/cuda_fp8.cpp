@@ -5,8 +5,10 @@
 //      wgmma on sm_90 with sm_90a code, OCP e4m3/e5m2 operands contiguous
 //      along K with 16-byte-aligned bases and rows (path "wgmma_fp8" in
 //      HAL_CUDA_DISABLE turns it off);
-//   1. hal_gemm_fp8_general (gemm_fp8_general.cu): every other call (FNUZ
-//      operands, strided views, sm_80).
+//   1. hal_gemm_fp8_sm80 (gemm_fp8_sm80.cu): sm_80+ tensor cores through an
+//      exact fp8 -> bf16 conversion in shared memory (mma.sync bf16), any
+//      format and strides (path "fp8_mma");
+//   2. hal_gemm_fp8_general (gemm_fp8_general.cu): CUDA cores, the rest.
 // All of it is behind HAL_GPU_UNVERIFIED=1 (backends/gpu/support.cpp) until
 // a GPU run has verified it.
 #include <algorithm>
@@ -33,7 +35,7 @@ struct CudaFp8 {
 };
 
 using Tile = ptx::GemmFp8Sm90aTile;
-constexpr int kGeneralTile = 64;  // gemm_fp8_general.cu kTile
+constexpr int kGeneralTile = 64;  // gemm_fp8_general.cu and gemm_fp8_sm80.cu kTile
 constexpr std::int64_t kMaxGridY = 65535;
 
 // A [rows, k] byte matrix, k contiguous, `row_stride` bytes apart: box
@@ -95,12 +97,14 @@ bool try_gemm_fp8_sm90a(CudaStream& s, const kernel_params::GemmFp8Params& p, st
   return true;
 }
 
-void launch_gemm_fp8_general(CudaStream& s, const kernel_params::GemmFp8Params& p) {
+// The 64 x 64-tile kernels: mma.sync through bf16 on sm_80+, else CUDA cores.
+void launch_gemm_fp8_tiled(CudaStream& s, const kernel_params::GemmFp8Params& p) {
+  const bool mma = stream_caps(s).cc_major >= 8 && path_enabled("fp8_mma");
   LaunchShape shape;
   shape.grid[0] = static_cast<unsigned>(ceil_div(p.g.n, std::int64_t{kGeneralTile}));
   shape.grid[1] = static_cast<unsigned>(std::min<std::int64_t>(p.m_tiles, kMaxGridY));
-  shape.block[0] = 256;
-  launch(s, "hal_gemm_fp8_general", shape, p);
+  shape.block[0] = mma ? 128 : 256;
+  launch(s, mma ? "hal_gemm_fp8_sm80" : "hal_gemm_fp8_general", shape, p);
 }
 
 }  // namespace
@@ -114,7 +118,7 @@ void run_gemm_fp8(CudaStream& s, const GemmFp8Call& call) {
   gpu::set_fp8_m_tiles(p, Tile::kBlockM, nullptr, "cuda");
   if (try_gemm_fp8_sm90a(s, p, p.g.n)) return;
   gpu::set_fp8_m_tiles(p, kGeneralTile, nullptr, "cuda");
-  launch_gemm_fp8_general(s, p);
+  launch_gemm_fp8_tiled(s, p);
 }
 
 void run_gemm_fp8_grouped(CudaStream& s, const GemmFp8GroupedCall& call) {
@@ -124,7 +128,7 @@ void run_gemm_fp8_grouped(CudaStream& s, const GemmFp8GroupedCall& call) {
   gpu::set_fp8_m_tiles(p, Tile::kBlockM, l.offsets.data(), "cuda");
   if (try_gemm_fp8_sm90a(s, p, call.b.shape[0] * p.g.n)) return;
   gpu::set_fp8_m_tiles(p, kGeneralTile, l.offsets.data(), "cuda");
-  if (p.m_tiles > 0) launch_gemm_fp8_general(s, p);
+  if (p.m_tiles > 0) launch_gemm_fp8_tiled(s, p);
 }
 
 }  // namespace hal::cuda

@@ -1,6 +1,6 @@
-// Scaled FP8 GEMM on any NVIDIA GPU (the sm_80 path, and every call the
-// sm_90a kernel does not take: FNUZ operands, which wgmma cannot read,
-// strided or misaligned operands): gemm_fp8 and gemm_fp8_grouped
+// Scaled FP8 GEMM on CUDA cores, the last fallback (HAL_CUDA_DISABLE=fp8_mma,
+// or a GPU older than sm_80; the sm_80 tensor-core path is gemm_fp8_sm80.cu):
+// gemm_fp8 and gemm_fp8_grouped
 // (hal/op_fp8.h), every fp8 format of both families, decoded exactly to
 // fp32 by hal/fp8_codec.h.
 //
@@ -9,8 +9,7 @@
 // decoded into shared memory, products summed in fp32 into the block sum,
 // then total += (sa * sb) * block sum, as the CPU does (cpu_ref/gemm_fp8.cpp;
 // its block accumulator is fp32 too, so this kernel meets the CPU's
-// contract). CUDA cores only: no sm_80 tensor-core path yet (mma.sync bf16
-// after an exact fp8 -> bf16 conversion would be one).
+// contract).
 //
 // M tiles follow kernel_params::fp8_tile_rows (64 rows, group by group for
 // the grouped call); blockIdx.y walks them grid-stride (more than 65535
