@@ -10,11 +10,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <random>
 #include <vector>
 
 #include "conformance/fp8_accumulator.h"
+#include "conformance/registry.h"
 #include "hal/dtype.h"
+
+namespace hal::conformance {
+void register_builtin_backend_entries();  // backends_builtin.cpp: re-registering replaces the entries
+}  // namespace hal::conformance
 
 namespace {
 
@@ -93,6 +101,36 @@ TEST(Fp8BlockSumModel, FusedBoundHoldsForTheSimulatedWgmmaAccumulator) {
   }
   // The bound is not vacuous: the simulation comes within a factor of ~20 of it.
   EXPECT_GT(worst, 0.05);
+}
+
+// The GPU backends' fp8 cases are listed unsupported unless the unverified
+// switch is on, and then run (the suite reads the switch when it registers).
+TEST(Fp8GpuCases, UnsupportedOnlyWhileTheUnverifiedSwitchIsOff) {
+  const char* v = std::getenv("HAL_GPU_UNVERIFIED");
+  const std::optional<std::string> saved = v ? std::optional<std::string>(v) : std::nullopt;
+  const auto listed = [](const char* device, const char* case_name) {
+    const auto* entry = hal::conformance::backend_entry_for(device);
+    return entry != nullptr ? hal::conformance::match_case(entry->unsupported, case_name) : nullptr;
+  };
+  unsetenv("HAL_GPU_UNVERIFIED");
+  hal::conformance::register_builtin_backend_entries();
+  for (const char* dev : {"cuda:0", "hip:0"}) {
+    const auto* why = listed(dev, "gemm_fp8/f8e4m3/m1");
+    ASSERT_NE(why, nullptr) << dev;
+    EXPECT_NE(why->reason.find("HAL_GPU_UNVERIFIED=1"), std::string::npos) << why->reason;
+    EXPECT_NE(listed(dev, "gemm_fp8_grouped/f8e4m3fnuz/empty"), nullptr);
+    EXPECT_NE(listed(dev, "quantize_fp8/f8e4m3/tensor"), nullptr);
+  }
+  setenv("HAL_GPU_UNVERIFIED", "1", 1);
+  hal::conformance::register_builtin_backend_entries();
+  for (const char* dev : {"cuda:0", "hip:0"}) {
+    EXPECT_EQ(listed(dev, "gemm_fp8/f8e4m3/m1"), nullptr) << dev;
+    EXPECT_EQ(listed(dev, "dequantize_fp8/f8e5m2/1x128"), nullptr) << dev;
+    EXPECT_NE(listed(dev, "cast/f8e4m3fnuz/x"), nullptr) << dev;  // FNUZ casts still have no GPU kernel
+  }
+  if (saved) setenv("HAL_GPU_UNVERIFIED", saved->c_str(), 1);
+  else unsetenv("HAL_GPU_UNVERIFIED");
+  hal::conformance::register_builtin_backend_entries();
 }
 
 }  // namespace
