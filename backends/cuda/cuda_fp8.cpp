@@ -2,7 +2,8 @@
 // (ptx/kernels/fp8_quantize.cu, through the shared backends/gpu/fp8_launcher.h)
 // and gemm_fp8 / gemm_fp8_grouped, which pick per call
 //   0. hal_gemm_fp8_sm90a_<a>_<b> (ptx/kernels/gemm_fp8_sm90a.cu): TMA +
-//      wgmma on sm_90 with sm_90a code, OCP e4m3/e5m2 operands contiguous
+//      wgmma on sm_90 with sm_90a code (A scales by TMA too when M-major,
+//      path "wgmma_fp8_tma_scales"), OCP e4m3/e5m2 operands contiguous
 //      along K with 16-byte-aligned bases and rows (path "wgmma_fp8" in
 //      HAL_CUDA_DISABLE turns it off);
 //   1. hal_gemm_fp8_sm80 (gemm_fp8_sm80.cu): sm_80+ tensor cores through an
@@ -59,6 +60,29 @@ bool encode_fp8_map(ptx::TmaDescriptorBytes& out, const void* base, std::int64_t
   return true;
 }
 
+// a_scales seen as [k_blocks][M] f32 (M-major): box {128 rows, 1 k-block}, no
+// swizzle, zero fill past M. False (no TMA of the scales) unless the layout allows it.
+bool encode_scale_map(ptx::TmaDescriptorBytes& out, const kernel_params::GemmFp8Params& p) {
+  const Driver* d = driver();
+  if (d == nullptr || d->cuTensorMapEncodeTiled == nullptr || !path_enabled("wgmma_fp8_tma_scales")) return false;
+  const std::int64_t m = p.g.m, kb = p.k_blocks, stride = p.sa_k_stride;
+  if (p.sa_m_stride != 1 || (kb > 1 && (stride < m || (stride * 4) % 16 != 0)) || !aligned16(p.a_scales) ||
+      m > 0xffffffffLL)
+    return false;
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(m), static_cast<cuuint64_t>(kb)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kb > 1 ? stride * 4 : ((m * 4 + 15) / 16) * 16)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Tile::kBlockM), 1};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = d->cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+                                               const_cast<float*>(p.a_scales), dims, strides, box, elem_strides,
+                                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                               CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return false;
+  std::memcpy(out.bytes, &map, sizeof(map));
+  return true;
+}
+
 bool is_ocp(std::int32_t t) { return t == elem_type(DType::f8e4m3) || t == elem_type(DType::f8e5m2); }
 bool tma_rows_ok(std::int64_t row_stride, std::int64_t k) {
   return row_stride >= k && row_stride % 16 == 0 && row_stride < (std::int64_t{1} << 40);
@@ -83,6 +107,7 @@ bool try_gemm_fp8_sm90a(CudaStream& s, const kernel_params::GemmFp8Params& p, st
   ptx::GemmFp8Sm90aParams k{};
   if (!encode_fp8_map(k.a_map, g.a, g.m, g.k, g.a_m_stride) || !encode_fp8_map(k.b_map, g.b, b_rows, g.k, g.b_n_stride))
     return false;
+  k.scales_tma = encode_scale_map(k.sa_map, p) ? 1 : 0;
   k.f = p;
   k.n_tiles = static_cast<std::int32_t>(n_tiles);
   LaunchShape shape;

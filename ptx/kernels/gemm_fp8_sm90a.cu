@@ -28,10 +28,12 @@
 // are never stored). C, bias and the row bound are the group's. Empty groups
 // have no tiles.
 //
-// Scales are read with ordinary loads by the consumers (two A scales and one
-// B scale per thread and k-block, issued before the wgmmas are waited for):
-// a_scales [M, ceil(K/128)] in any strides; TMA of the A scales would need
-// them M-major with 16-byte aligned columns, which the op does not require.
+// A's scales: when they are M-major (DeepGEMM's layout: a_scales[i, kb] at
+// i + kb * stride, stride * 4 a multiple of 16 bytes) the producer loads the
+// tile's 128 row scales of each k-block with TMA into the stage beside A and
+// B (p.scales_tma; the stage then expects 512 more bytes); otherwise, and for
+// the tile's one B scale, the consumers load them with ordinary loads before
+// waiting for the stage.
 //
 // Launcher preconditions (cuda_gemm_fp8.cpp): A and B contiguous along K,
 // 16-byte-aligned bases and row strides, grouped B groups contiguous
@@ -75,7 +77,8 @@ __device__ __forceinline__ TileAt tile_at(const GemmFp8Sm90aParams& p, int tile)
   return {fp8_tile_rows(p.f, t.m), static_cast<int64_t>(t.n) * Cfg::kBlockN};
 }
 
-__device__ __forceinline__ void producer(const GemmFp8Sm90aParams& p, uint8_t* ring, Mbarrier* full, Mbarrier* empty) {
+__device__ __forceinline__ void producer(const GemmFp8Sm90aParams& p, uint8_t* ring, float* scales, Mbarrier* full,
+                                         Mbarrier* empty) {
   const int num_tiles = p.f.m_tiles * p.n_tiles;
   int stage = 0;
   uint32_t phase = 0;
@@ -85,10 +88,12 @@ __device__ __forceinline__ void producer(const GemmFp8Sm90aParams& p, uint8_t* r
     const int32_t b_row = static_cast<int32_t>(at.rows.group * p.f.g.n + at.n0);
     for (int kb = 0; kb < p.f.k_blocks; ++kb) {
       empty[stage].wait(phase ^ 1u);
-      full[stage].arrive_expect_tx(Cfg::kStageBytes);  // both boxes whole: TMA counts zero-filled bytes too
+      // Every box whole: TMA counts zero-filled bytes too.
+      full[stage].arrive_expect_tx(Cfg::kStageBytes + (p.scales_tma ? Cfg::kScaleBytes : 0));
       uint8_t* s = ring + stage * Cfg::kStageBytes;
       TmaLoad2D::copy(s, &p.a_map, full[stage], kb * Cfg::kBlockK, a_row);
       TmaLoad2D::copy(s + Cfg::kTileABytes, &p.b_map, full[stage], kb * Cfg::kBlockK, b_row);
+      if (p.scales_tma) TmaLoad2D::copy(scales + stage * (Cfg::kScaleBytes / 4), &p.sa_map, full[stage], a_row, kb);
       if (++stage == Cfg::kStages) {
         stage = 0;
         phase ^= 1u;
@@ -98,8 +103,8 @@ __device__ __forceinline__ void producer(const GemmFp8Sm90aParams& p, uint8_t* r
 }
 
 template <class Mma>
-__device__ __forceinline__ void consumer(const GemmFp8Sm90aParams& p, int cw, int t, uint8_t* ring, Mbarrier* full,
-                                         Mbarrier* empty, float* epilogue_stage) {
+__device__ __forceinline__ void consumer(const GemmFp8Sm90aParams& p, int cw, int t, uint8_t* ring, const float* scales,
+                                         Mbarrier* full, Mbarrier* empty, float* epilogue_stage) {
   const kernel_params::GemmFp8Params& f = p.f;
   const int num_tiles = f.m_tiles * p.n_tiles;
   const int warp = t / 32, lane = t % 32;
@@ -122,8 +127,13 @@ __device__ __forceinline__ void consumer(const GemmFp8Sm90aParams& p, int cw, in
     for (int kb = 0; kb < f.k_blocks; ++kb) {
       // The scales first: their loads are in flight while the wgmmas run.
       const float s_b = __ldg(sb + kb * f.sb_k_stride);
-      const float s_lo = __ldg(sa_lo + kb * f.sa_k_stride), s_hi = __ldg(sa_hi + kb * f.sa_k_stride);
+      float s_lo = 0.0f, s_hi = 0.0f;
+      if (!p.scales_tma) s_lo = __ldg(sa_lo + kb * f.sa_k_stride), s_hi = __ldg(sa_hi + kb * f.sa_k_stride);
       full[stage].wait(phase);
+      if (p.scales_tma) {  // the stage's 128 row scales, zero past M
+        s_lo = scales[stage * (Cfg::kScaleBytes / 4) + r_lo];
+        s_hi = scales[stage * (Cfg::kScaleBytes / 4) + r_hi];
+      }
       const uint8_t* sa = ring + stage * Cfg::kStageBytes + cw * 64 * 128;
       const uint8_t* sbt = ring + stage * Cfg::kStageBytes + Cfg::kTileABytes;
 #pragma unroll
@@ -172,11 +182,16 @@ __device__ __forceinline__ void run(const GemmFp8Sm90aParams& p) {
   Mbarrier* full = reinterpret_cast<Mbarrier*>(ring + Cfg::kStages * Cfg::kStageBytes);
   Mbarrier* empty = full + Cfg::kStages;
   float* epilogue_stage = reinterpret_cast<float*>(empty + Cfg::kStages);
+  // After the epilogue staging: 128-byte aligned (the ring is 1024-aligned, the
+  // barriers and staging buffers multiples of 16 bytes; rounded up here).
+  const uintptr_t after_stage = reinterpret_cast<uintptr_t>(epilogue_stage + Cfg::kConsumerWarps * (kGemmWarpStageBytes / 4));
+  float* scales = reinterpret_cast<float*>((after_stage + 127u) & ~uintptr_t{127u});
   static_assert(2 * Cfg::kStages * 8 % 16 == 0 && Cfg::kConsumerWarps == 4 * kConsumerWarpgroups, "epilogue staging layout");
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     prefetch_tensor_map(&p.a_map);
     prefetch_tensor_map(&p.b_map);
+    if (p.scales_tma) prefetch_tensor_map(&p.sa_map);
     for (int s = 0; s < Cfg::kStages; ++s) {
       full[s].init(1);
       empty[s].init(kConsumerWarpgroups);
@@ -186,10 +201,10 @@ __device__ __forceinline__ void run(const GemmFp8Sm90aParams& p) {
   __syncthreads();
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) producer(p, ring, full, empty);
+    if (threadIdx.x == 0) producer(p, ring, scales, full, empty);
   } else {
     setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    consumer<Mma>(p, wg - 1, threadIdx.x % 128, ring, full, empty, epilogue_stage);
+    consumer<Mma>(p, wg - 1, threadIdx.x % 128, ring, scales, full, empty, epilogue_stage);
   }
 }
 

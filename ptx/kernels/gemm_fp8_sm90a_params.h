@@ -28,8 +28,10 @@ struct GemmFp8Sm90aTile {
   static constexpr int kTileABytes = kBlockM * kBlockK;  // 1 byte per fp8
   static constexpr int kTileBBytes = kBlockN * kBlockK;
   static constexpr int kStageBytes = kTileABytes + kTileBBytes;
-  static constexpr int kSharedBytes =
-      kStages * kStageBytes + 2 * kStages * 8 + kConsumerWarps * kGemmWarpStageBytes + 1024;
+  // A's scales of one stage when TMA loads them: 128 rows of f32.
+  static constexpr int kScaleBytes = kBlockM * 4;
+  static constexpr int kSharedBytes = kStages * kStageBytes + kStages * kScaleBytes + 2 * kStages * 8 +
+                                      kConsumerWarps * kGemmWarpStageBytes + 1024 + 128;  // + aligning the ring (1024) and the scales (128)
   static_assert(kBlockN == kernel_params::kFp8Block && kBlockK == kernel_params::kFp8Block,
                 "one B scale per tile and k-block; one k-block per promotion");
   static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= 65536, "register file");
@@ -39,6 +41,10 @@ struct GemmFp8Sm90aTile {
 struct GemmFp8Sm90aParams {
   TmaDescriptorBytes a_map;  // A [M, K] bytes, K contiguous; box {128, 128}, 128B swizzle
   TmaDescriptorBytes b_map;  // B [G * N, K] (G = 1 for gemm_fp8), K contiguous; box {128, 128}
+  // a_scales seen as [ceil(K/128)][M] (M-major, DeepGEMM's layout), box {128, 1}, no swizzle;
+  // valid when scales_tma != 0, else the consumers load the scales themselves.
+  TmaDescriptorBytes sa_map;
+  int32_t scales_tma = 0;
   kernel_params::GemmFp8Params f;  // f.m_tiles and f.block_m = kBlockM set by the launcher
   int32_t n_tiles = 0;
 };
