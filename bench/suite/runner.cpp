@@ -51,6 +51,15 @@ struct Operands {
   }
 };
 
+// A's scales [M, ceil(K/128)] stored M-major (the view of a [ceil(K/128), M]
+// buffer), as DeepGEMM keeps them: the layout the sm_90a fp8 kernel loads by TMA.
+Tensor m_major(Tensor kb_by_m) {
+  Tensor v = kb_by_m;
+  v.shape = Shape{kb_by_m.shape[1], kb_by_m.shape[0]};
+  v.strides = Strides{1, kb_by_m.shape[1]};
+  return v;
+}
+
 }  // namespace
 
 Runner::Runner(Device& device, RunnerOptions options) : device_(device), options_(options), stream_(device) {
@@ -169,7 +178,7 @@ BenchResult Runner::run(const BenchCase& c) {
         // the baseline is hal's bf16 GEMM on the same shape (B [N, K], trans_b).
         const std::int64_t m = d(0), n = d(1), k = d(2), kb = (k + 127) / 128;
         Tensor a = o.make(s, c.dtype, {m, k}, 1), b = o.make(s, c.dtype, {n, k}, 2);
-        Tensor sa = o.make(s, DType::f32, {m, kb}, 3), sb = o.make(s, DType::f32, {(n + 127) / 128, kb}, 4);
+        Tensor sa = m_major(o.make(s, DType::f32, {kb, m}, 3)), sb = o.make(s, DType::f32, {(n + 127) / 128, kb}, 4);
         Tensor y = o.make(s, DType::bf16, {m, n}, 5, false);
         Tensor a16 = o.make(s, DType::bf16, {m, k}, 1), b16 = o.make(s, DType::bf16, {n, k}, 2);
         Tensor y16 = o.make(s, DType::bf16, {m, n}, 5, false);
@@ -200,7 +209,7 @@ BenchResult Runner::run(const BenchCase& c) {
         // expert's weight (the same FLOPs in one call).
         const std::int64_t g = d(0), rows = d(1), n = d(2), k = d(3), m = g * rows, kb = (k + 127) / 128;
         Tensor a = o.make(s, c.dtype, {m, k}, 1), b = o.make(s, c.dtype, {g, n, k}, 2);
-        Tensor sa = o.make(s, DType::f32, {m, kb}, 3), sb = o.make(s, DType::f32, {g, (n + 127) / 128, kb}, 4);
+        Tensor sa = m_major(o.make(s, DType::f32, {kb, m}, 3)), sb = o.make(s, DType::f32, {g, (n + 127) / 128, kb}, 4);
         Tensor offsets = o.make(s, DType::i32, {g + 1}, 0, false);
         std::vector<std::int32_t> host_offsets;
         for (std::int64_t q = 0; q <= g; ++q) host_offsets.push_back(static_cast<std::int32_t>(q * rows));
