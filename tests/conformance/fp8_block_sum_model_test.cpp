@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "conformance/fp8_accumulator.h"
+#include "conformance/oracle.h"
 #include "conformance/registry.h"
+#include "hal/registry.h"
 #include "hal/dtype.h"
 
 namespace hal::conformance {
@@ -131,6 +133,28 @@ TEST(Fp8GpuCases, UnsupportedOnlyWhileTheUnverifiedSwitchIsOff) {
   if (saved) setenv("HAL_GPU_UNVERIFIED", saved->c_str(), 1);
   else unsetenv("HAL_GPU_UNVERIFIED");
   hal::conformance::register_builtin_backend_entries();
+}
+
+// The device's model reaches the gemm_fp8 bound: the same call scored for a
+// cuda device gets the wgmma bound, 2 * gamma_blk(128) * sum|a b| when the
+// output rounding is negligible (f32 C).
+TEST(Fp8BlockSumModel, ReferencesCarryTheDevicesBound) {
+  hal::Device& cpu = hal::device("cpu");
+  constexpr int k = 128;
+  std::vector<std::uint8_t> a(k, hal::f32_to_f8e4m3(1.0f)), b(k, hal::f32_to_f8e4m3(-2.0f));
+  std::vector<float> sa = {0.5f}, sb = {0.25f}, c(1);
+  hal::GemmFp8Call g;
+  g.a = hal::Tensor::contiguous(a.data(), &cpu, hal::DType::f8e4m3, {1, k});
+  g.b = hal::Tensor::contiguous(b.data(), &cpu, hal::DType::f8e4m3, {1, k});
+  g.a_scales = hal::Tensor::contiguous(sa.data(), &cpu, hal::DType::f32, {1, 1});
+  g.b_scales = hal::Tensor::contiguous(sb.data(), &cpu, hal::DType::f32, {1, 1});
+  g.c = hal::Tensor::contiguous(c.data(), &cpu, hal::DType::f32, {1, 1});
+  const auto cpu_ref = hal::conformance::compute_references(g);
+  const auto gpu_ref = hal::conformance::compute_references(g, fp8_block_sum_model("cuda:0"));
+  ASSERT_EQ(gpu_ref.at(0).values.at(0), 0.5 * 0.25 * -2.0 * k);  // the oracle is the same
+  const double s = 0.5 * 0.25 * 2.0 * k;                          // sum of |scaled products|
+  EXPECT_NEAR(gpu_ref[0].bounds[0], 2 * kFp8BlockSumWgmma.block_gamma(k) * s, 0.01 * gpu_ref[0].bounds[0]);
+  EXPECT_GT(gpu_ref[0].bounds[0], 1000 * cpu_ref.at(0).bounds.at(0));
 }
 
 }  // namespace
