@@ -5,6 +5,10 @@ Write:  cuda_kernel_report.py --out report.json --kernel-file NAME PTXAS_LOG PTX
 Check:  cuda_kernel_report.py --check-spills report.json
         exits 1 if any kernel whose name contains "gemm" or "attention"
         spills (spill stores or loads > 0) on any architecture.
+        cuda_kernel_report.py --check-fp8-isa report.json
+        exits 1 unless every hal_gemm_fp8_sm90a_* kernel has wgmma, TMA
+        (cp.async.bulk.tensor) and setmaxnreg in its sm_90a PTX and
+        hal_gemm_fp8_sm80 has mma.sync in its sm_80 PTX.
 
 Registers, spills, shared memory and stack come from the `ptxas -v` log.
 Instruction families are counted in the PTX nvcc generated for each arch
@@ -110,10 +114,34 @@ def check_spills(path):
     return 1 if bad else 0
 
 
+# The fp8 GEMMs' instruction families per (kernel prefix, arch).
+FP8_ISA = (("hal_gemm_fp8_sm90a_", "sm_90a", ("wgmma", "cp.async.bulk.tensor", "setmaxnreg")),
+           ("hal_gemm_fp8_sm80", "sm_80", ("mma",)))
+
+
+def check_fp8_isa(path):
+    report = json.load(open(path, encoding="utf-8"))
+    problems = []
+    for prefix, arch, families in FP8_ISA:
+        entries = [k for k in report["kernels"] if k["kernel"].startswith(prefix) and k["arch"] == arch]
+        if not entries:
+            problems.append(f"no {prefix}* kernel for {arch}")
+        for k in entries:
+            for fam in families:
+                if not (k.get("instructions") or {}).get(fam):
+                    problems.append(f"{k['kernel']} ({arch}): no {fam} instruction in its PTX")
+    for p in problems:
+        print("FAIL:", p)
+    print(f"fp8 GEMM ISA check: {len(problems)} problems")
+    return 1 if problems else 0
+
+
 def main():
     a = sys.argv[1:]
     if len(a) == 2 and a[0] == "--check-spills":
         return check_spills(a[1])
+    if len(a) == 2 and a[0] == "--check-fp8-isa":
+        return check_fp8_isa(a[1])
     return write(a)
 
 

@@ -18,8 +18,10 @@ and the smaller of the two.
 
 With --check the run fails (exit 1) when a kernel uses scratch or spills
 VGPRs (SGPR spills land in VGPR lanes, not memory: reported, not failed),
-when an MFMA kernel (gemm_mfma_*, attention_flash_*) lacks v_mfma
-instructions on any target, when either family is missing, when a
+when an MFMA kernel (gemm_mfma_*, attention_flash_*, gemm_fp8_mfma_*) lacks
+v_mfma instructions on any target, when either family is missing, when a
+FNUZ fp8 GEMM kernel (gemm_fp8_mfma_fnuz_*) lacks the fp8 MFMA
+(v_mfma_*_fp8_* / *_bf8_*) on a gfx94x target or is missing there, when a
 vectorised row kernel (hal_softmax, hal_norm, hal_reduce: the 16-byte row
 path) lacks global_load_dwordx4 on any target or is missing, or when a
 target is missing from a bundle.
@@ -31,8 +33,13 @@ import subprocess
 import sys
 import tempfile
 
-MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_)")
-MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_")
+MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_|gemm_fp8_mfma_)")
+# The FNUZ fp8 GEMM kernels must use the fp8 MFMA on CDNA3 (gfx94x); on
+# gfx90a, which has none, they take the f16 path (hip/kernels/gemm_fp8_mfma.hip).
+FP8_MFMA_REQUIRED = re.compile(r"^gemm_fp8_mfma_fnuz_")
+FP8_MFMA_TARGET = re.compile(r"^gfx94[0-9]")
+FP8_MFMA_MNEMONIC = re.compile(r"v_mfma_f32_\w+_(fp8|bf8)_(fp8|bf8)")
+MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_")
 # Row kernels with a 16-byte vector path (hip/kernels/rows_*.hip, x_vec16).
 DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce")
 CU_LDS_BYTES = 65536
@@ -93,6 +100,20 @@ def instruction_counts(disasm, mnemonic):
     return counts
 
 
+def pattern_counts(disasm, pattern):
+    """{kernel: number of instructions matching the regex `pattern`} from llvm-objdump -d."""
+    counts = {}
+    name = None
+    for line in disasm.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
+        if m:
+            name = m.group(1)
+            counts.setdefault(name, 0)
+        elif name and pattern.search(line):
+            counts[name] += 1
+    return counts
+
+
 def waves_per_simd(vgprs):
     granules = max(1, -(-vgprs // VGPR_GRANULE)) * VGPR_GRANULE
     return min(MAX_WAVES_PER_SIMD, SIMD_VGPRS // granules)
@@ -140,6 +161,7 @@ def main():
                 meta = parse_metadata(run([readelf, "--notes", obj]))
                 disasm = run([objdump, "-d", obj])
                 mfma = instruction_counts(disasm, "v_mfma")
+                fp8_mfma = pattern_counts(disasm, FP8_MFMA_MNEMONIC)
                 dwordx4 = instruction_counts(disasm, "global_load_dwordx4")
                 for kname, k in sorted(meta.items()):
                     vgpr = int(k.get("vgpr_count", 0))
@@ -151,6 +173,7 @@ def main():
                         "vgpr_spills": int(k.get("vgpr_spill_count", 0)),
                         "sgpr_spills": int(k.get("sgpr_spill_count", 0)),
                         "mfma_instructions": mfma.get(kname, 0),
+                        "fp8_mfma_instructions": fp8_mfma.get(kname, 0),
                         "global_load_dwordx4": dwordx4.get(kname, 0),
                         "waves_per_simd_by_vgprs": waves_per_simd(vgpr),
                         "workgroup_size": int(k.get("max_flat_workgroup_size", 0)),
@@ -166,6 +189,9 @@ def main():
                                         f"{entry['vgpr_spills']} VGPR spills")
                     if MFMA_REQUIRED.match(kname) and entry["mfma_instructions"] == 0:
                         problems.append(f"{kname} ({arch}): no v_mfma instruction")
+                    if (FP8_MFMA_REQUIRED.match(kname) and FP8_MFMA_TARGET.match(arch)
+                            and entry["fp8_mfma_instructions"] == 0):
+                        problems.append(f"{kname} ({arch}): no fp8 v_mfma instruction (v_mfma_*_fp8/bf8_*)")
                     if kname in DWORDX4_REQUIRED and entry["global_load_dwordx4"] == 0:
                         problems.append(f"{kname} ({arch}): no global_load_dwordx4 (16-byte row path)")
                 if not meta:
@@ -178,6 +204,10 @@ def main():
         for family in MFMA_FAMILIES:
             if not any(k["kernel"].startswith(family) for k in mfma_kernels):
                 problems.append(f"no {family}* kernel in any bundle")
+        for arch in archs:
+            if FP8_MFMA_TARGET.match(arch) and not any(
+                    FP8_MFMA_REQUIRED.match(k["kernel"]) and k["target"] == arch for k in report["kernels"]):
+                problems.append(f"no gemm_fp8_mfma_fnuz_* kernel for {arch}")
         for kname in DWORDX4_REQUIRED:
             for arch in archs:
                 if not any(k["kernel"] == kname and k["target"] == arch for k in report["kernels"]):

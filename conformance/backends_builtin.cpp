@@ -3,18 +3,26 @@
 // today (expected_failure, to be removed when fixed).
 #include "conformance/registry.h"
 
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
 namespace hal::conformance {
 
 void register_builtin_backend_entries() {
   register_backend_entry({"cpu", "cpu", {"reference", "f64", "all-ops"}, {}, {}});
-  // No GPU kernel yet for the FNUZ dtypes or the scaled-FP8 ops (issue 22).
-  const std::vector<PatternReason> no_fp8_kernels = {
-      {"cast/*fnuz*", "no GPU kernel converts the FNUZ fp8 dtypes yet"},
-      {"quantize_fp8/*", "quantize_fp8 has no GPU kernel yet"},
-      {"dequantize_fp8/*", "dequantize_fp8 has no GPU kernel yet"},
-      {"gemm_fp8/*", "gemm_fp8 has no GPU kernel yet"},
-      {"gemm_fp8_grouped/*", "gemm_fp8_grouped has no GPU kernel yet"},
-  };
+  // No GPU kernel converts the FNUZ dtypes yet. The scaled-FP8 ops' GPU
+  // kernels (issue 22) compiled but never ran: the backends decline them
+  // unless HAL_GPU_UNVERIFIED=1 (backends/gpu/unverified.h, read here by name:
+  // the suite sits above backends/), and then the suite runs their cases.
+  const char* unverified = std::getenv("HAL_GPU_UNVERIFIED");
+  const bool fp8_kernels_on = unverified != nullptr && std::string_view(unverified) == "1";
+  std::vector<PatternReason> no_fp8_kernels = {{"cast/*fnuz*", "no GPU kernel converts the FNUZ fp8 dtypes yet"}};
+  if (!fp8_kernels_on)
+    for (const char* op : {"quantize_fp8", "dequantize_fp8", "gemm_fp8", "gemm_fp8_grouped"})
+      no_fp8_kernels.push_back({std::string(op) + "/*", std::string(op) +
+                                                             " has a GPU kernel that never ran on a GPU: "
+                                                             "HAL_GPU_UNVERIFIED=1 runs its cases"});
   register_backend_entry({"cuda", "cuda:*", {"gpu", "f32", "f16", "bf16", "fp8"}, no_fp8_kernels, {}});
   register_backend_entry({"hip", "hip:*", {"gpu", "f32", "f16", "bf16", "fp8", "wave64"}, no_fp8_kernels, {}});
 }

@@ -359,7 +359,7 @@ std::vector<double> attention_bounds(const AttentionCall& c, std::span<const dou
 }  // namespace
 
 std::vector<double> element_bounds(const OpCall& given, std::size_t output, std::span<const double> ref,
-                                   DType out_dtype) {
+                                   DType out_dtype, const Fp8BlockSumModel& fp8_block_sums) {
   const Finisher fin{out_dtype};
   // The forward ops below have a single output; the training ops dispatch on `output`.
   // Resolve defaults the way every backend sees them (rotary_dim 0 -> head_dim,
@@ -377,8 +377,8 @@ std::vector<double> element_bounds(const OpCall& given, std::size_t output, std:
         else if constexpr (std::is_same_v<C, NormCall>) return norm_bounds(c, ref, fin);
         else if constexpr (std::is_same_v<C, RopeCall>) return rope_bounds(c, ref, fin);
         else if constexpr (std::is_same_v<C, AttentionCall>) return attention_bounds(c, ref, fin);
-        else if constexpr (std::is_same_v<C, GemmFp8Call>) return gemm_fp8_bounds(c, ref, out_dtype);
-        else if constexpr (std::is_same_v<C, GemmFp8GroupedCall>) return gemm_fp8_grouped_bounds(c, ref, out_dtype);
+        else if constexpr (std::is_same_v<C, GemmFp8Call>) return gemm_fp8_bounds(c, ref, out_dtype, fp8_block_sums);
+        else if constexpr (std::is_same_v<C, GemmFp8GroupedCall>) return gemm_fp8_grouped_bounds(c, ref, out_dtype, fp8_block_sums);
         // training ops (contract_training.cpp)
         else if constexpr (std::is_same_v<C, RopeBackwardCall>)
           return rope_bounds(RopeCall{c.dy, c.positions, c.dx, c.theta, c.style, c.rotary_dim, c.inv_freq}, ref, fin);

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "conformance/fp8_accumulator.h"
 #include "hal/op.h"
 
 namespace hal::conformance::contract {
@@ -37,8 +38,10 @@ double output_underflow(DType t);  // eta_out: half the smallest subnormal
 // inputs as given; accumulated outputs holding their initial contents), `ref`
 // that output's reference in logical order, `out_dtype` the dtype the device
 // under test writes.
+// `fp8_block_sums`: the device's block-sum precision for gemm_fp8[_grouped]
+// (fp8_accumulator.h; the CPU's by default).
 std::vector<double> element_bounds(const OpCall& oracle_call, std::size_t output, std::span<const double> ref,
-                                   DType out_dtype);
+                                   DType out_dtype, const Fp8BlockSumModel& fp8_block_sums = kFp8BlockSumFp32);
 
 // Ops whose result is exact and must also keep the sign of zero (IEEE: neg,
 // abs, copies, conversions). Other ops may return either zero.

@@ -119,11 +119,11 @@ Tensor slice(const Tensor& t, std::int64_t index) {
 // absolutely (2^-150 times the block sum).
 template <class OperandsOf>
 std::vector<double> bounds(const Tensor& a, const Tensor& a_scales, const Tensor& c, const Fp8Epilogue& e,
-                           OperandsOf&& operands_of, std::span<const double> ref, DType out_dtype) {
+                           OperandsOf&& operands_of, std::span<const double> ref, DType out_dtype,
+                           const Fp8BlockSumModel& block_sums) {
   const std::int64_t m = a.shape[0], k = a.shape[1], n = c.shape[1];
   const std::int64_t nb = (k + 127) / 128, lb = std::min<std::int64_t>(k, 128);
-  const double ub = kFp8BlockSumRoundoff * lb;
-  const double g_blk = ub < 1 ? ub / (1 - ub) : INFINITY;
+  const double g_blk = block_sums.block_gamma(lb);
   const double g32 = gamma(static_cast<double>(nb + 5));
   const double g = g_blk + g32 + g_blk * g32;
   const double alpha = e.alpha, beta = e.beta;
@@ -175,13 +175,14 @@ std::vector<double> bounds(const Tensor& a, const Tensor& a_scales, const Tensor
 
 }  // namespace
 
-std::vector<double> gemm_fp8_bounds(const GemmFp8Call& c, std::span<const double> ref, DType out_dtype) {
+std::vector<double> gemm_fp8_bounds(const GemmFp8Call& c, std::span<const double> ref, DType out_dtype,
+                                    const Fp8BlockSumModel& block_sums) {
   const RowOperands ops{c.b, c.b_scales, c.epilogue.bias ? &*c.epilogue.bias : nullptr};
-  return bounds(c.a, c.a_scales, c.c, c.epilogue, [&](std::int64_t) { return ops; }, ref, out_dtype);
+  return bounds(c.a, c.a_scales, c.c, c.epilogue, [&](std::int64_t) { return ops; }, ref, out_dtype, block_sums);
 }
 
 std::vector<double> gemm_fp8_grouped_bounds(const GemmFp8GroupedCall& c, std::span<const double> ref,
-                                            DType out_dtype) {
+                                            DType out_dtype, const Fp8BlockSumModel& block_sums) {
   const std::int64_t groups = c.b.shape[0];
   std::vector<Tensor> biases;
   if (c.epilogue.bias)
@@ -198,7 +199,7 @@ std::vector<double> gemm_fp8_grouped_bounds(const GemmFp8GroupedCall& c, std::sp
         const std::int64_t g = group_of(i);
         return RowOperands{slice(c.b, g), slice(c.b_scales, g), biases.empty() ? nullptr : &biases[static_cast<std::size_t>(g)]};
       },
-      ref, out_dtype);
+      ref, out_dtype, block_sums);
 }
 
 }  // namespace contract

@@ -232,7 +232,7 @@ CaseResult run_case(const Case& c, const std::string& device_name, const RunOpti
     // The oracle sees exactly the device's input bytes, on the CPU.
     Stream cpu_stream(cpu_device());
     Placed host = place(c, p, cpu_device(), cpu_stream);
-    const std::vector<Reference> refs = compute_references(host.call);
+    const std::vector<Reference> refs = compute_references(host.call, fp8_block_sum_model(device_name));
 
     Stream s(*dev);
     Placed pl = place(c, p, *dev, s);

@@ -88,7 +88,7 @@ Reference fill_random_reference(const FillRandomCall& c) {
 
 }  // namespace
 
-std::vector<Reference> compute_references(const OpCall& host_call) {
+std::vector<Reference> compute_references(const OpCall& host_call, const Fp8BlockSumModel& fp8_block_sums) {
   if (const auto* c = std::get_if<CastCall>(&host_call)) return {cast_reference(*c)};
   if (const auto* c = std::get_if<FillRandomCall>(&host_call)) return {fill_random_reference(*c)};
   if (const auto* c = std::get_if<QuantizeFp8Call>(&host_call)) return quantize_fp8_references(*c);
@@ -133,7 +133,7 @@ std::vector<Reference> compute_references(const OpCall& host_call) {
     Reference r;
     r.out_dtype = device_outputs[i].dtype;
     r.values = gather(run_outputs[i]);
-    r.bounds = contract::element_bounds(oracle, i, r.values, r.out_dtype);
+    r.bounds = contract::element_bounds(oracle, i, r.values, r.out_dtype, fp8_block_sums);
     r.zero_sign = contract::checks_zero_sign(host_call);
     refs.push_back(std::move(r));
   }

@@ -12,6 +12,7 @@
 //                CPU backend's output in the same dtype; exact.
 #include <vector>
 
+#include "conformance/fp8_accumulator.h"
 #include "hal/op.h"
 
 namespace hal::conformance {
@@ -27,7 +28,10 @@ struct Reference {
 // One reference per output of the call, in hal::for_each_tensor's order
 // (an accumulated tensor, such as gemm's C with beta != 0, is an output whose
 // initial contents the oracle reads as well).
-std::vector<Reference> compute_references(const OpCall& host_call);
+// `fp8_block_sums`: the precision of the device under test's fp8 GEMM block
+// sums (fp8_accumulator.h), which only gemm_fp8[_grouped]'s bounds read.
+std::vector<Reference> compute_references(const OpCall& host_call,
+                                          const Fp8BlockSumModel& fp8_block_sums = kFp8BlockSumFp32);
 // The reference of a call with one output.
 Reference compute_reference(const OpCall& host_call);
 

@@ -10,6 +10,7 @@
 //
 //   HAL_HIP_MFMA        CDNA matrix cores: v_mfma_* (gfx908, gfx90a, gfx94x)
 //   HAL_HIP_MFMA_BF16_1K  the *_bf16_1k MFMA variants (gfx90a, gfx94x)
+//   HAL_HIP_MFMA_FP8    the FNUZ fp8/bf8 MFMA variants (gfx940, gfx941, gfx942)
 //   HAL_HIP_WAVE_SIZE   64 on every CDNA target this project builds for
 
 #if defined(__HIP_DEVICE_COMPILE__)
@@ -26,6 +27,15 @@
 #else
 #define HAL_HIP_MFMA 1
 #define HAL_HIP_MFMA_BF16_1K 1
+#endif
+#if defined(__HIP_DEVICE_COMPILE__)
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define HAL_HIP_MFMA_FP8 1
+#else
+#define HAL_HIP_MFMA_FP8 0
+#endif
+#else
+#define HAL_HIP_MFMA_FP8 1
 #endif
 
 // CDNA is wave64. RDNA (wave32) is not a target of this backend; a build for

@@ -12,6 +12,10 @@
 //                            B (16x16): lane l holds B[4*(l/16) + 0..3][l%16]
 //                            D (16x16): lane l, reg r holds D[4*(l/16) + r][l%16]
 //
+//   32x32x16 (fp8/bf8, FNUZ encodings): A (32x16): lane l holds 8 bytes
+//                           A[l%32][8*(l/32) + 0..7]; B (16x32): B[8*(l/32) + 0..7][l%32];
+//                           D as 32x32x8
+//
 // A wave executes the instruction together: call fma() from all 64 lanes.
 #include <hip/hip_runtime.h>
 
@@ -65,6 +69,31 @@ struct Mfma_F32_16x16x16_BF16_1K {
   static __device__ __forceinline__ D fma(A a, B b, D c) {
     HAL_HIP_REQUIRE(HAL_HIP_MFMA_BF16_1K, "Mfma_F32_16x16x16_BF16_1K");
     return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, c, 0, 0, 0);
+  }
+};
+
+// v_mfma_f32_32x32x16_<A>_<B>: fp8 = e4m3fnuz, bf8 = e5m2fnuz (CDNA3's
+// fp8 is the FNUZ family; OCP bytes would be misread). kAE5m2 / kBE5m2
+// pick bf8 for that operand.
+typedef long Fp8x8;  // 8 fp8 bytes
+template <bool kAE5m2, bool kBE5m2>
+struct Mfma_F32_32x32x16_Fp8 {
+  using A = Fp8x8;
+  using B = Fp8x8;
+  using D = Float16;
+  static constexpr int M = 32, N = 32, K = 16;
+  static __device__ __forceinline__ D fma(A a, B b, D c) {
+    // Dependent on the template parameters, so it fires when a kernel for a
+    // target without fp8 MFMA instantiates this, not when the header is read.
+    HAL_HIP_REQUIRE(HAL_HIP_MFMA_FP8 || (kAE5m2 && !kAE5m2), "Mfma_F32_32x32x16_Fp8");
+#if HAL_HIP_MFMA_FP8
+    if constexpr (!kAE5m2 && !kBE5m2) return __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(a, b, c, 0, 0, 0);
+    else if constexpr (!kAE5m2) return __builtin_amdgcn_mfma_f32_32x32x16_fp8_bf8(a, b, c, 0, 0, 0);
+    else if constexpr (!kBE5m2) return __builtin_amdgcn_mfma_f32_32x32x16_bf8_fp8(a, b, c, 0, 0, 0);
+    else return __builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8(a, b, c, 0, 0, 0);
+#else
+    return c;
+#endif
   }
 };
 

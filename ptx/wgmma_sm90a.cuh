@@ -98,6 +98,40 @@ struct WgmmaM64N128K16F32F16SS {
   }
 };
 
+// D[64x128] (+)= A[64x32] B[32x128] with fp8 operands (PTX ISA: .e4m3 /
+// .e5m2, dense shape m64nNk32). FP8 wgmma has no transpose immediates: A
+// and B are both K-major (B stored [N, K]), each row of a 128B-swizzled tile
+// holds 128 K values, and the k-th k32 slice starts 32k bytes into it (the
+// same byte offsets as the 16-bit k16 slices). Same accumulator layout as
+// m64nNk16 above. The accumulator keeps far less than fp32 precision (about
+// 14 bits, DeepSeek-V3 report section 3.3.2): callers promote into fp32
+// registers every 128 of K (ptx/kernels/gemm_fp8_sm90a.cu).
+// scale_d = 0 makes the instruction overwrite D (the accumulator is then
+// written only by wgmma, which ptxas needs to keep the pipeline: C7514).
+#define HAL_WGMMA_N128_ACC "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define HAL_WGMMA_N128_OUTS(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define HAL_WGMMA_FP8_STRUCT(Name, ta, tb)                                                                      \
+  struct Name {                                                                                                 \
+    using CRegs = float[64];                                                                                    \
+    static constexpr int K = 32;                                                                                \
+    template <int Arch = HAL_PTX_ARCH>                                                                          \
+    static __device__ __forceinline__ void fma(CRegs& d, uint64_t desc_a, uint64_t desc_b, int scale_d) {       \
+      HAL_PTX_REQUIRE(Arch, HAL_PTX_SM90A, #Name, "sm_90a (wgmma)");                                             \
+      asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                                              \
+                   "wgmma.mma_async.sync.aligned.m64n128k32.f32." ta "." tb " " HAL_WGMMA_N128_ACC              \
+                   ", %64, %65, p, 1, 1;\n}\n"                                                                   \
+                   : HAL_WGMMA_N128_OUTS(d)                                                                     \
+                   : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                                   \
+    }                                                                                                           \
+  };
+HAL_WGMMA_FP8_STRUCT(WgmmaM64N128K32F32E4m3E4m3SS, "e4m3", "e4m3")
+HAL_WGMMA_FP8_STRUCT(WgmmaM64N128K32F32E4m3E5m2SS, "e4m3", "e5m2")
+HAL_WGMMA_FP8_STRUCT(WgmmaM64N128K32F32E5m2E4m3SS, "e5m2", "e4m3")
+HAL_WGMMA_FP8_STRUCT(WgmmaM64N128K32F32E5m2E5m2SS, "e5m2", "e5m2")
+#undef HAL_WGMMA_FP8_STRUCT
+#undef HAL_WGMMA_N128_OUTS
+#undef HAL_WGMMA_N128_ACC
+
 // D[64x256] (+)= A[64x16] B[16x256]: the wide tile's instruction, 128 fp32
 // accumulators per thread (same fragment layout, column groups j = 0..31).
 // The operand list is written once (macros) for both input types.

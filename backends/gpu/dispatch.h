@@ -42,9 +42,10 @@ template <class Stream> void run_op(Stream& s, const OpCall& call) {
         else if constexpr (std::is_same_v<T, AdamwCall>) run_adamw(s, c);
         else if constexpr (std::is_same_v<T, GlobalNormCall>) run_global_norm(s, c);
         else if constexpr (std::is_same_v<T, CrossEntropyCall>) run_cross_entropy(s, c);
-        else if constexpr (std::is_same_v<T, QuantizeFp8Call> || std::is_same_v<T, DequantizeFp8Call> ||
-                           std::is_same_v<T, GemmFp8Call> || std::is_same_v<T, GemmFp8GroupedCall>)
-          throw Error(ErrorCode::unsupported, fmt::format("{}: no GPU kernel yet", op_name(call)));  // supports() declines first
+        else if constexpr (std::is_same_v<T, QuantizeFp8Call>) run_quantize_fp8(s, c);
+        else if constexpr (std::is_same_v<T, DequantizeFp8Call>) run_dequantize_fp8(s, c);
+        else if constexpr (std::is_same_v<T, GemmFp8Call>) run_gemm_fp8(s, c);
+        else if constexpr (std::is_same_v<T, GemmFp8GroupedCall>) run_gemm_fp8_grouped(s, c);
         else if constexpr (gpu_lacks_kernel_v<T>)
           throw Error(ErrorCode::unsupported, fmt::format("{} has no GPU kernel yet", op_name(call)));
         else static_assert(!sizeof(T), "an op call without a GPU launcher");

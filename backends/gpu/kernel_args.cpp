@@ -2,6 +2,8 @@
 // kernel_args.h).
 #include "backends/gpu/kernel_args.h"
 
+#include <fmt/format.h>
+
 #include <limits>
 
 #include "hal/error.h"
@@ -362,6 +364,134 @@ kp::AttentionParams attention_params(const AttentionCall& c, const char* backend
   p.causal = c.causal;
   p.scale = c.scale;
   return p;
+}
+
+namespace {
+
+kp::Fp8QuantParams fp8_quant_params(const Tensor& wide, const Tensor& fp8, const Tensor& scales, Fp8Block block) {
+  kp::Fp8QuantParams p{};
+  p.wide = wide.first();
+  p.fp8 = fp8.first();
+  p.scales = static_cast<float*>(scales.first());
+  p.m = wide.shape[0];
+  p.k = wide.shape[1];
+  p.wide_m_stride = wide.strides[0];
+  p.wide_k_stride = wide.strides[1];
+  p.fp8_m_stride = fp8.strides[0];
+  p.fp8_k_stride = fp8.strides[1];
+  const std::int64_t kb = (p.k + kFp8BlockSize - 1) / kFp8BlockSize;
+  switch (block) {
+    case Fp8Block::row_1x128: p.grid_rows = p.m; p.grid_cols = kb; break;
+    case Fp8Block::block_128x128: p.grid_rows = (p.m + kFp8BlockSize - 1) / kFp8BlockSize; p.grid_cols = kb; break;
+    case Fp8Block::tensor: p.grid_rows = 1; p.grid_cols = 1; break;
+  }
+  p.s_row_stride = block == Fp8Block::tensor ? 0 : scales.strides[0];
+  p.s_col_stride = block == Fp8Block::tensor ? 0 : scales.strides[1];
+  p.wide_type = elem_type(wide.dtype);
+  p.fp8_type = elem_type(fp8.dtype);
+  p.block = static_cast<std::int32_t>(block);
+  return p;
+}
+
+static_assert(static_cast<int>(Fp8Block::row_1x128) == kp::kFp8Row1x128 &&
+                  static_cast<int>(Fp8Block::block_128x128) == kp::kFp8Block128x128 &&
+                  static_cast<int>(Fp8Block::tensor) == kp::kFp8Tensor && kFp8BlockSize == kp::kFp8Block,
+              "kernel_params/fp8.h mirrors hal::Fp8Block");
+
+// The fields both fp8 GEMMs share; b, b_scales, bias are group 0's views
+// (rank 2 / rank 1) for the grouped call.
+kp::GemmFp8Params gemm_fp8_common(const Tensor& a, const Tensor& a_scales, const Tensor& b, const Tensor& b_scales,
+                                  const Tensor& c, const Fp8Epilogue& e, const Tensor* bias, int b_rank) {
+  kp::GemmFp8Params p{};
+  kp::GemmParams& g = p.g;
+  const int o = b_rank - 2;  // b's [N, K] axes
+  g.a = a.first();
+  g.b = b.first();
+  g.c = c.first();
+  g.bias = bias ? bias->first() : nullptr;
+  g.bias_stride = bias ? bias->strides[bias->rank() - 1] : 1;
+  g.m = a.shape[0];
+  g.k = a.shape[1];
+  g.n = b.shape[o];
+  g.batch = 1;
+  g.a_m_stride = a.strides[0];
+  g.a_k_stride = a.strides[1];
+  g.b_n_stride = b.strides[o];
+  g.b_k_stride = b.strides[o + 1];
+  g.c_m_stride = c.strides[0];
+  g.c_n_stride = c.strides[1];
+  g.ab_type = elem_type(a.dtype);
+  g.c_type = elem_type(c.dtype);
+  g.activation = static_cast<std::int32_t>(e.activation);
+  g.alpha = e.alpha;
+  g.beta = e.beta;
+  g.a_k_major = g.a_k_stride == 1;
+  g.b_k_major = g.b_k_stride == 1;
+  g.epilogue = epilogue_form(g);
+  p.a_scales = static_cast<const float*>(a_scales.first());
+  p.b_scales = static_cast<const float*>(b_scales.first());
+  p.sa_m_stride = a_scales.strides[0];
+  p.sa_k_stride = a_scales.strides[1];
+  p.sb_n_stride = b_scales.strides[o];
+  p.sb_k_stride = b_scales.strides[o + 1];
+  p.offsets_stride = 1;
+  p.a_type = elem_type(a.dtype);
+  p.b_type = elem_type(b.dtype);
+  p.k_blocks = static_cast<std::int32_t>((g.k + kFp8BlockSize - 1) / kFp8BlockSize);
+  return p;
+}
+
+}  // namespace
+
+kp::Fp8QuantParams quantize_fp8_params(const QuantizeFp8Call& c) {
+  kp::Fp8QuantParams p = fp8_quant_params(c.x, c.y, c.scales, c.block);
+  p.pow2_scales = c.pow2_scales ? 1 : 0;
+  return p;
+}
+
+kp::Fp8QuantParams dequantize_fp8_params(const DequantizeFp8Call& c) {
+  return fp8_quant_params(c.x, c.y, c.scales, c.block);
+}
+
+kp::GemmFp8Params gemm_fp8_params(const GemmFp8Call& c) {
+  const Tensor* bias = c.epilogue.bias ? &*c.epilogue.bias : nullptr;
+  return gemm_fp8_common(c.a, c.a_scales, c.b, c.b_scales, c.c, c.epilogue, bias, 2);
+}
+
+kp::GemmFp8Params gemm_fp8_grouped_params(const GemmFp8GroupedCall& c) {
+  const Tensor* bias = c.epilogue.bias ? &*c.epilogue.bias : nullptr;
+  kp::GemmFp8Params p = gemm_fp8_common(c.a, c.a_scales, c.b, c.b_scales, c.c, c.epilogue, bias, 3);
+  p.groups = static_cast<std::int32_t>(c.b.shape[0]);
+  p.offsets = static_cast<const std::int32_t*>(c.offsets.first());
+  p.offsets_stride = c.offsets.strides[0];
+  p.b_group_stride = c.b.strides[0];
+  p.sb_group_stride = c.b_scales.strides[0];
+  p.bias_group_stride = bias ? bias->strides[0] : 0;
+  return p;
+}
+
+void check_fp8_group_offsets(const std::int32_t* off, std::int64_t groups, std::int64_t m) {
+  for (std::int64_t g = 0; g <= groups; ++g) {
+    const std::int64_t o = off[g];
+    const std::int64_t prev = g == 0 ? 0 : off[g - 1];
+    const bool ok = g == 0 ? o == 0 : (g == groups ? o == m && o >= prev : o >= prev && o <= m);
+    if (!ok)
+      throw_invalid_argument("gemm_fp8_grouped", "offsets",
+                             fmt::format("offsets[0] = 0, non-decreasing, offsets[{}] = {} (a's rows)", groups, m),
+                             fmt::format("offsets[{}] = {}{}", g, o, g > 0 ? fmt::format(" after {}", prev) : ""));
+  }
+}
+
+void set_fp8_m_tiles(kp::GemmFp8Params& p, int block_m, const std::int32_t* host_offsets, const char* backend) {
+  p.block_m = block_m;
+  std::int64_t tiles = 0;
+  if (p.groups == 0) tiles = (p.g.m + block_m - 1) / block_m;
+  else
+    for (std::int32_t g = 0; g < p.groups; ++g) tiles += (host_offsets[g + 1] - host_offsets[g] + block_m - 1) / block_m;
+  if (tiles > std::numeric_limits<std::int32_t>::max() / 1024)
+    throw Error(ErrorCode::unsupported, fmt::format("{}: {} with {} row tiles is beyond the fp8 kernels' tile count",
+                                                    backend, p.groups ? "gemm_fp8_grouped" : "gemm_fp8", tiles));
+  p.m_tiles = static_cast<std::int32_t>(tiles);
 }
 
 }  // namespace hal::gpu

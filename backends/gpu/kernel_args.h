@@ -17,6 +17,7 @@
 #include "kernel_params/attention.h"
 #include "kernel_params/cast_copy.h"
 #include "kernel_params/elementwise.h"
+#include "kernel_params/fp8.h"
 #include "kernel_params/gemm.h"
 #include "kernel_params/random.h"
 #include "kernel_params/rows.h"
@@ -89,5 +90,25 @@ kernel_params::GlobalNormFinishParams global_norm_finish_params(const GlobalNorm
 // (the launcher's scratch) and is the loss tensor for none.
 kernel_params::CrossEntropyCheckParams cross_entropy_check_params(const CrossEntropyCall& call);
 kernel_params::CrossEntropyParams cross_entropy_params(const CrossEntropyCall& call, std::int64_t counted);
+// Scaled FP8 (kernel_params/fp8.h). The scale grid and its strides from the
+// block kind; a tensor scale has strides 0.
+kernel_params::Fp8QuantParams quantize_fp8_params(const QuantizeFp8Call& call);
+kernel_params::Fp8QuantParams dequantize_fp8_params(const DequantizeFp8Call& call);
+// Everything but m_tiles / block_m (the launcher's tile height; for the
+// grouped call, set_fp8_m_tiles below). gemm_fp8_grouped_params leaves
+// `offsets` pointing at the device's offsets.
+kernel_params::GemmFp8Params gemm_fp8_params(const GemmFp8Call& call);
+kernel_params::GemmFp8Params gemm_fp8_grouped_params(const GemmFp8GroupedCall& call);
+// The grouped call's offsets, copied to the host by the launcher, checked
+// before anything is written: offsets[0] = 0, non-decreasing, offsets[G] = M.
+// Throws invalid_argument naming gemm_fp8_grouped and offsets (the CPU
+// backend's message, cpu_ref/gemm_fp8.cpp).
+void check_fp8_group_offsets(const std::int32_t* host_offsets, std::int64_t groups, std::int64_t m);
+// Sets p.block_m and p.m_tiles: ceil(M / block_m) for gemm_fp8; the sum of
+// each group's ceil(rows / block_m) for the grouped call, from the checked
+// host copy of its offsets. Throws unsupported (naming `backend`) when the
+// tile count does not fit the kernels' int32.
+void set_fp8_m_tiles(kernel_params::GemmFp8Params& p, int block_m, const std::int32_t* host_offsets,
+                     const char* backend);
 
 }  // namespace hal::gpu

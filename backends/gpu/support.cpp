@@ -21,6 +21,17 @@ Support no(std::string_view backend, const OpCall& call, DType t) {
   return Support{false, fmt::format("{}: {} is not supported for {}", backend, op_name(call), dtype_name(t))};
 }
 
+// The fp8 operand that names an fp8 call's format (f64 in the oracle form).
+DType fp8_dtype_of(const QuantizeFp8Call& c) { return c.y.dtype; }
+DType fp8_dtype_of(const DequantizeFp8Call& c) { return c.y.dtype; }
+DType fp8_dtype_of(const GemmFp8Call& c) { return c.a.dtype; }
+DType fp8_dtype_of(const GemmFp8GroupedCall& c) { return c.a.dtype; }
+// Its wide operand (x, or c): f32/f16/bf16, f64 in the oracle form.
+DType wide_dtype_of(const QuantizeFp8Call& c) { return c.x.dtype; }
+DType wide_dtype_of(const DequantizeFp8Call& c) { return c.x.dtype; }
+DType wide_dtype_of(const GemmFp8Call& c) { return c.c.dtype; }
+DType wide_dtype_of(const GemmFp8GroupedCall& c) { return c.c.dtype; }
+
 Support when(std::string_view backend, bool ok, const OpCall& call, DType t) { return ok ? Support{} : no(backend, call, t); }
 
 // A dtype the kernel takes, and a kernel that has never run on a GPU: only
@@ -103,13 +114,17 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         } else if constexpr (std::is_same_v<T, RopeCall>) {
           if (c.inv_freq && c.inv_freq->dtype != DType::f32) return no(backend, call, c.inv_freq->dtype);
           return when(backend, is_compute_float(c.x.dtype), call, c.x.dtype);
-        } else if constexpr (std::is_same_v<T, QuantizeFp8Call>) {
-          return no(backend, call, c.y.dtype);  // no GPU kernel yet (issue 22): the CPU runs it
-        } else if constexpr (std::is_same_v<T, DequantizeFp8Call>) {
-          return no(backend, call, c.y.dtype);
-        } else if constexpr (std::is_same_v<T, GemmFp8Call> || std::is_same_v<T, GemmFp8GroupedCall>) {
-          return no(backend, call, c.a.dtype);
-} else {
+        } else if constexpr (std::is_same_v<T, QuantizeFp8Call> || std::is_same_v<T, DequantizeFp8Call> ||
+                             std::is_same_v<T, GemmFp8Call> || std::is_same_v<T, GemmFp8GroupedCall>) {
+          // Every fp8 format (both families) and wide dtype that ops/ accepts
+          // has a kernel; the f64 oracle form does not. The kernels never ran
+          // on a GPU: behind the unverified switch (backends/gpu/unverified.h).
+          const DType t = fp8_dtype_of(c);
+          if (!is_fp8(t)) return no(backend, call, t);
+          if (!is_compute_float(wide_dtype_of(c))) return no(backend, call, wide_dtype_of(c));
+          if (!gpu::unverified_kernels_enabled()) return gpu::unverified_kernel_declined(backend, call);
+          return Support{};
+        } else {
           return no(backend, call, DType::f64);
         }
       },

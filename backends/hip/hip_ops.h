@@ -35,6 +35,11 @@ void run_rope_backward(HipStream& s, const RopeBackwardCall& call);
 void run_adamw(HipStream& s, const AdamwCall& call);
 void run_global_norm(HipStream& s, const GlobalNormCall& call);
 void run_cross_entropy(HipStream& s, const CrossEntropyCall& call);
+// Scaled FP8 (hip_fp8.cpp).
+void run_quantize_fp8(HipStream& s, const QuantizeFp8Call& call);
+void run_dequantize_fp8(HipStream& s, const DequantizeFp8Call& call);
+void run_gemm_fp8(HipStream& s, const GemmFp8Call& call);
+void run_gemm_fp8_grouped(HipStream& s, const GemmFp8GroupedCall& call);
 
 // The attention kernel a call runs on (kernel == nullptr: nothing to do),
 // its geometry and arguments: attention_flash_* when the call qualifies

@@ -2,6 +2,9 @@
 # Runs the NVIDIA checks on a GPU machine from a bundle (scripts/make-bundle.sh):
 # start-up smoke test, CUDA device tests, the conformance suite on cuda:0,
 # compute-sanitizer (memcheck, racecheck) on a subset, and the benchmarks.
+# Opt-in steps for the fp8 kernels that never ran (HAL_GPU_UNVERIFIED=1):
+# fp8conformance (the four fp8 ops' cases), fp8bench (gemm_fp8 and
+# gemm_fp8_grouped beside cuBLASLt FP8 and hal bf16), fp8memcheck.
 # Every step runs under a timeout; results land as JSON/logs in OUT.
 #   run_on_gpu.sh BUNDLE_DIR OUT_DIR [STEPS...]   (default: all steps)
 set -u
@@ -24,6 +27,14 @@ if [ -z "${HAL_CUBLAS_PATH:-}" ]; then
   done
 fi
 export HAL_CUBLAS_PATH="${HAL_CUBLAS_PATH:-}"
+# cuBLASLt for the FP8 baseline (bench/suite/vendor_fp8.cpp), found the same way.
+if [ -z "${HAL_CUBLASLT_PATH:-}" ]; then
+  for c in /usr/local/cuda/lib64/libcublasLt.so.13 /usr/local/cuda/lib64/libcublasLt.so.12 \
+           $(find / -xdev -name 'libcublasLt.so.1[23]' 2>/dev/null | head -3); do
+    if [ -e "$c" ]; then export HAL_CUBLASLT_PATH="$c"; break; fi
+  done
+fi
+export HAL_CUBLASLT_PATH="${HAL_CUBLASLT_PATH:-}"
 export HAL_CUDA_SYNC="${HAL_CUDA_SYNC:-0}"
 
 step() {  # step NAME SECONDS CMD...
@@ -54,5 +65,17 @@ for s in $STEPS; do
         --gtest_filter="${HAL_MEMCHECK_FILTER:-CudaPtxWrappers.*:CudaGemm.OddShapes*:CudaRows.Softmax*:CudaEmbedding.*:CudaElementwise.Binary*:CudaCopy.*}" ;;
     racecheck) step racecheck 40 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/bin/hal_cuda_tests" \
         --gtest_filter="${HAL_RACECHECK_FILTER:-CudaGemm.OddShapes*:CudaRows.SoftmaxMatchesCpu}" ;;
+    fp8conformance)
+      for op in quantize_fp8 dequantize_fp8 gemm_fp8 gemm_fp8_grouped; do
+        step "conf-$op" 120 env HAL_GPU_UNVERIFIED=1 "$B/bin/hal" conformance --device cuda:0 --op "$op" \
+            --json "$OUT/conformance-$op.json"
+      done ;;
+    fp8bench)
+      step bench-gemm_fp8 "${HAL_BENCH_TIMEOUT:-200}" env HAL_GPU_UNVERIFIED=1 "$B/bin/hal" bench --device cuda:0 \
+          --op gemm_fp8 --json "$OUT/bench-gemm_fp8.json"
+      step bench-gemm_fp8_grouped 120 env HAL_GPU_UNVERIFIED=1 "$B/bin/hal" bench --device cuda:0 \
+          --op gemm_fp8_grouped --json "$OUT/bench-gemm_fp8_grouped.json" ;;
+    fp8memcheck) step fp8memcheck 120 env HAL_GPU_UNVERIFIED=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$B/bin/hal" conformance --device cuda:0 --op gemm_fp8 ;;
   esac
 done

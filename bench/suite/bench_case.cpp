@@ -19,6 +19,7 @@ std::string_view bench_op_name(BenchOp op) {
     case BenchOp::cast: return "cast";
     case BenchOp::copy: return "copy";
     case BenchOp::gemm_fp8: return "gemm_fp8";
+    case BenchOp::gemm_fp8_grouped: return "gemm_fp8_grouped";
   }
   return "?";
 }
@@ -26,7 +27,7 @@ std::string_view bench_op_name(BenchOp op) {
 bool parse_bench_op(std::string_view name, BenchOp& op) {
   for (BenchOp o : {BenchOp::gemm, BenchOp::attention, BenchOp::attention_causal, BenchOp::attention_decode,
                     BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::gelu,
-                    BenchOp::cast, BenchOp::copy, BenchOp::gemm_fp8}) {
+                    BenchOp::cast, BenchOp::copy, BenchOp::gemm_fp8, BenchOp::gemm_fp8_grouped}) {
     if (bench_op_name(o) == name) {
       op = o;
       return true;
@@ -40,7 +41,8 @@ std::size_t BenchCase::dims_of(BenchOp op) {
     case BenchOp::gemm:
     case BenchOp::gemm_fp8: return 3;
     case BenchOp::attention:
-    case BenchOp::attention_causal: return 4;
+    case BenchOp::attention_causal:
+    case BenchOp::gemm_fp8_grouped: return 4;
     case BenchOp::attention_decode: return 5;
     default: return 2;
   }
@@ -55,6 +57,7 @@ double BenchCase::flops() const {
   switch (op) {
     case BenchOp::gemm:
     case BenchOp::gemm_fp8: return 2.0 * d(0) * d(1) * d(2);
+    case BenchOp::gemm_fp8_grouped: return 2.0 * d(0) * d(1) * d(2) * d(3);
     // QK^T and PV: 2 * 2 * b * h * s * s * d; causal does about half.
     case BenchOp::attention: return 4.0 * d(0) * d(2) * d(1) * d(1) * d(3);
     case BenchOp::attention_causal: return 2.0 * d(0) * d(2) * d(1) * d(1) * d(3);
@@ -68,6 +71,8 @@ double BenchCase::bytes() const {
   switch (op) {
     case BenchOp::gemm: return e * (d(0) * d(2) + d(2) * d(1) + d(0) * d(1));
     case BenchOp::gemm_fp8: return e * (d(0) * d(2) + d(2) * d(1)) + 2.0 * d(0) * d(1);  // bf16 C
+    case BenchOp::gemm_fp8_grouped:  // A, every expert's B, bf16 C
+      return e * (d(0) * d(1) * d(3) + d(0) * d(2) * d(3)) + 2.0 * d(0) * d(1) * d(2);
     case BenchOp::attention:
     case BenchOp::attention_causal: return e * 4.0 * d(0) * d(1) * d(2) * d(3);
     // The key and value caches, read once (the query and output rows are noise).
@@ -95,12 +100,18 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
       }
     }
   }
-  // gemm_fp8 on DeepGEMM's DeepSeek-V3 shapes (N, K), beside hal's bf16 GEMM.
-  // On the CPU only M = 64 (two cores); the GPU backends have no fp8 kernel yet.
-  if (cpu)
+  // gemm_fp8 on DeepGEMM's DeepSeek-V3 shapes (N, K), beside hal's bf16 GEMM
+  // (and, on NVIDIA, cuBLASLt's per-tensor FP8 GEMM). On the CPU only M = 64
+  // (two cores); the GPUs M in {64, 128, 4096} and DeepGEMM's grouped (MoE)
+  // case, 4 experts of 8192 rows. The GPU fp8 kernels never ran: they need
+  // HAL_GPU_UNVERIFIED=1, else these cases report the device's refusal.
+  for (std::int64_t m : {64, 128, 4096}) {
+    if (cpu && m != 64) continue;
     for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384},
                         {4096, 7168}, {7168, 2048}})
-      out.push_back({BenchOp::gemm_fp8, DType::f8e4m3, {64, n, k}});
+      out.push_back({BenchOp::gemm_fp8, DType::f8e4m3, {m, n, k}});
+  }
+  if (!cpu) out.push_back({BenchOp::gemm_fp8_grouped, DType::f8e4m3, {4, 8192, 4096, 7168}});
   const DType attn_t = cpu ? DType::f32 : DType::bf16;
   for (std::int64_t s : {512, 1024, 2048, 4096, 8192}) {
     // CPU: 4 heads keep seq 8192 to about 2 s per run on two cores.

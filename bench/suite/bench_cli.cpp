@@ -31,6 +31,9 @@ constexpr const char* kUsage =
     "  OP: gemm attention attention_causal attention_decode softmax rmsnorm layernorm add silu gelu cast copy\n"
     "  --shape: gemm MxNxK; attention BxSxHxD; attention_decode BxKEYSxHQxHKVxD (one query per\n"
     "           sequence); others ROWSxCOLS (needs --op and --dtype)\n"
+    "  --op gemm_fp8 (MxNxK), gemm_fp8_grouped (GROUPSxROWSxNxK), --dtype f8e4m3 (or another fp8):\n"
+    "           beside hal's bf16 GEMM, and on NVIDIA cuBLASLt's per-tensor FP8 GEMM; the GPU fp8\n"
+    "           kernels need HAL_GPU_UNVERIFIED=1 (docs/performance.md)\n"
     "  --quick: fewer samples (for smoke runs)\n"
     "  --op overlap: a gemm on a compute partition while a copy loop (a collective's stand-in) runs on\n"
     "           the units set aside, against the gemm alone (bench/suite/overlap.h)\n";

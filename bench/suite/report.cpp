@@ -36,6 +36,9 @@ void print_table(std::ostream& out, const RunInfo& info, const std::vector<Bench
     const std::string cache = r.in_cache_rate > 0 ? fmt::format("{:.2f}", r.in_cache_rate) : "-";
     fmt::print(out, "{:<40} {:>10.3f} {:>10.2f} {:>9} {:>10} {:>8} {:>8} {:>7.0f}% {:>8}\n", r.bench_case.name(),
                r.hal->median_ms, r.hal_rate(), unit(r), vendor, ratio, ceiling, 100.0 * r.fraction_of_ceiling(), cache);
+    if (r.hal_bf16)
+      fmt::print(out, "{:<40} {:>10.3f} {:>10.2f} {:>9}   (hal gemm bf16, same shape, timed in turn)\n", "",
+                 r.hal_bf16->median_ms, r.hal_bf16_rate(), unit(r));
   }
 }
 
@@ -68,6 +71,9 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<BenchR
     fmt::print(out, ", \"ceiling\": {:.6g}, \"ceiling_source\": \"{}\", \"fraction_of_ceiling\": {:.4f}", r.ceiling,
                io::json_escape(r.ceiling_source), r.fraction_of_ceiling());
     if (r.in_cache_rate > 0) fmt::print(out, ", \"in_cache_rate\": {:.6g}", r.in_cache_rate);
+    if (r.hal_bf16)
+      fmt::print(out, ", \"hal_bf16\": {{\"median_ms\": {:.6g}, \"samples\": {}, \"rate\": {:.6g}}}", r.hal_bf16->median_ms,
+                 r.hal_bf16->samples, r.hal_bf16_rate());
     if (!r.error.empty()) fmt::print(out, ", \"error\": \"{}\"", io::json_escape(r.error));
     fmt::print(out, "}}{}\n", i + 1 < results.size() ? "," : "");
   }

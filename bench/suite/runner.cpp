@@ -26,6 +26,11 @@ double BenchResult::hal_rate() const {
   return bench_case.compute_bound() ? bench_case.flops() / s * 1e-12 : bench_case.bytes() / s * 1e-9;
 }
 
+double BenchResult::hal_bf16_rate() const {
+  if (!hal_bf16 || hal_bf16->median_ms <= 0) return 0;
+  return bench_case.flops() / (hal_bf16->median_ms * 1e-3) * 1e-12;
+}
+
 double BenchResult::vendor_rate() const {
   if (!vendor || vendor->median_ms <= 0) return 0;
   return bench_case.flops() / (vendor->median_ms * 1e-3) * 1e-12;
@@ -46,12 +51,23 @@ struct Operands {
   }
 };
 
+// A's scales [M, ceil(K/128)] stored M-major (the view of a [ceil(K/128), M]
+// buffer), as DeepGEMM keeps them: the layout the sm_90a fp8 kernel loads by TMA.
+Tensor m_major(Tensor kb_by_m) {
+  Tensor v = kb_by_m;
+  v.shape = Shape{kb_by_m.shape[1], kb_by_m.shape[0]};
+  v.strides = Strides{1, kb_by_m.shape[1]};
+  return v;
+}
+
 }  // namespace
 
 Runner::Runner(Device& device, RunnerOptions options) : device_(device), options_(options), stream_(device) {
   if (options_.with_vendor) {
     vendor_ = open_vendor_gemm(device, &vendor_status_);
     if (vendor_) vendor_status_ = vendor_->name();
+    vendor_fp8_ = open_vendor_fp8_gemm(device, &vendor_fp8_status_);
+    vendor_status_ += fmt::format("; FP8: {}", vendor_fp8_ ? vendor_fp8_->name() : "none (" + vendor_fp8_status_ + ")");
   } else {
     vendor_status_ = "disabled";
   }
@@ -162,15 +178,50 @@ BenchResult Runner::run(const BenchCase& c) {
         // the baseline is hal's bf16 GEMM on the same shape (B [N, K], trans_b).
         const std::int64_t m = d(0), n = d(1), k = d(2), kb = (k + 127) / 128;
         Tensor a = o.make(s, c.dtype, {m, k}, 1), b = o.make(s, c.dtype, {n, k}, 2);
-        Tensor sa = o.make(s, DType::f32, {m, kb}, 3), sb = o.make(s, DType::f32, {(n + 127) / 128, kb}, 4);
+        Tensor sa = m_major(o.make(s, DType::f32, {kb, m}, 3)), sb = o.make(s, DType::f32, {(n + 127) / 128, kb}, 4);
         Tensor y = o.make(s, DType::bf16, {m, n}, 5, false);
         Tensor a16 = o.make(s, DType::bf16, {m, k}, 1), b16 = o.make(s, DType::bf16, {n, k}, 2);
         Tensor y16 = o.make(s, DType::bf16, {m, n}, 5, false);
         ops::GemmOptions nt;
         nt.trans_b = true;
-        r.vendor_name = "hal gemm bf16";
+        const auto fp8 = [&] { ops::gemm_fp8(s, a, sa, b, sb, y); };
+        const auto bf16 = [&] { ops::gemm(s, a16, b16, y16, nt); };
+        if (vendor_fp8_ && c.dtype == DType::f8e4m3) {
+          // cuBLASLt's per-tensor recipe: one scale for A, one for B.
+          Tensor ta = o.make(s, DType::f32, {1}, 6), tb = o.make(s, DType::f32, {1}, 7);
+          Tensor yv = o.make(s, DType::bf16, {m, n}, 8, false);
+          r.vendor_name = vendor_fp8_->name();
+          const auto times = measure_alternating(s, {fp8, [&] { vendor_fp8_->gemm(s, a, ta, b, tb, yv); }, bf16});
+          r.hal = times[0];
+          r.vendor = times[1];
+          r.hal_bf16 = times[2];
+        } else {
+          r.vendor_name = "hal gemm bf16";
+          const auto times = measure_alternating(s, {fp8, bf16});
+          r.hal = times[0];
+          r.vendor = times[1];
+        }
+        break;
+      }
+      case BenchOp::gemm_fp8_grouped: {
+        // DeepGEMM's contiguous MoE layout: G experts of `rows` rows each;
+        // the baseline is hal's bf16 GEMM of all G * rows rows against one
+        // expert's weight (the same FLOPs in one call).
+        const std::int64_t g = d(0), rows = d(1), n = d(2), k = d(3), m = g * rows, kb = (k + 127) / 128;
+        Tensor a = o.make(s, c.dtype, {m, k}, 1), b = o.make(s, c.dtype, {g, n, k}, 2);
+        Tensor sa = m_major(o.make(s, DType::f32, {kb, m}, 3)), sb = o.make(s, DType::f32, {g, (n + 127) / 128, kb}, 4);
+        Tensor offsets = o.make(s, DType::i32, {g + 1}, 0, false);
+        std::vector<std::int32_t> host_offsets;
+        for (std::int64_t q = 0; q <= g; ++q) host_offsets.push_back(static_cast<std::int32_t>(q * rows));
+        s.upload(offsets, host_offsets.data());
+        Tensor y = o.make(s, DType::bf16, {m, n}, 5, false);
+        Tensor a16 = o.make(s, DType::bf16, {m, k}, 1), b16 = o.make(s, DType::bf16, {n, k}, 2);
+        Tensor y16 = o.make(s, DType::bf16, {m, n}, 5, false);
+        ops::GemmOptions nt;
+        nt.trans_b = true;
+        r.vendor_name = "hal gemm bf16 (one expert, all rows)";
         const auto times = measure_alternating(
-            s, {[&] { ops::gemm_fp8(s, a, sa, b, sb, y); }, [&] { ops::gemm(s, a16, b16, y16, nt); }});
+            s, {[&] { ops::gemm_fp8_grouped(s, a, sa, b, sb, offsets, y); }, [&] { ops::gemm(s, a16, b16, y16, nt); }});
         r.hal = times[0];
         r.vendor = times[1];
         break;

@@ -7,6 +7,7 @@
 
 #include "bench/suite/bench_case.h"
 #include "bench/suite/vendor_blas.h"
+#include "bench/suite/vendor_fp8.h"
 #include "hal/buffer.h"
 
 #include <functional>
@@ -30,6 +31,10 @@ struct BenchResult {
   std::optional<Measurement> hal;
   std::optional<Measurement> vendor;
   std::string vendor_name;        // "cuBLAS cublasGemmEx", "OpenBLAS cblas_sgemm (f32)"
+  // gemm_fp8[_grouped] where `vendor` is the vendor's FP8 GEMM: hal's bf16
+  // GEMM on the same shape, timed in turn with both.
+  std::optional<Measurement> hal_bf16;
+  double hal_bf16_rate() const;
   std::string error;              // why hal (or the vendor) could not run it
   double hal_rate() const;        // TFLOP/s for compute-bound cases, GB/s otherwise
   double vendor_rate() const;
@@ -77,6 +82,8 @@ class Runner {
   Stream stream_;
   std::unique_ptr<VendorGemm> vendor_;
   std::string vendor_status_;
+  std::unique_ptr<VendorFp8Gemm> vendor_fp8_;  // cuBLASLt FP8 (gemm_fp8 cases)
+  std::string vendor_fp8_status_;
   Buffer flush_buffer_;
   Ceilings ceilings_;
 };

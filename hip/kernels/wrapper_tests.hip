@@ -50,6 +50,28 @@ extern "C" __global__ __launch_bounds__(64) void test_mfma(MfmaTestParams p) {
   }
 }
 
+// The fp8 MFMA's fragments as hip/mfma.h documents them: lane l holds
+// A[l%32][8*(l/32) + 0..7] and B[8*(l/32) + 0..7][l%32], D as 32x32x8.
+extern "C" __global__ __launch_bounds__(64) void test_mfma_fp8(MfmaFp8TestParams p) {
+  const int l = lane_id();
+  if (l == 0) *p.status = HAL_HIP_MFMA_FP8 ? 1u : 2u;
+#if HAL_HIP_MFMA_FP8
+  struct Bytes8 {
+    uint8_t v[8];
+  } ab, bb;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    ab.v[j] = p.a[(l % 32) * 16 + 8 * (l / 32) + j];
+    bb.v[j] = p.b[(8 * (l / 32) + j) * 32 + l % 32];
+  }
+  using Mma = Mfma_F32_32x32x16_Fp8<false, false>;
+  typename Mma::D d;
+  for (int r = 0; r < 16; ++r) d[r] = 0.0f;
+  d = Mma::fma(__builtin_bit_cast(Fp8x8, ab), __builtin_bit_cast(Fp8x8, bb), d);
+  for (int r = 0; r < 16; ++r) p.d[(8 * (r / 4) + 4 * (l / 32) + r % 4) * 32 + l % 32] = d[r];
+#endif
+}
+
 extern "C" __global__ __launch_bounds__(64) void test_wave_reduce(WaveTestParams p) {
   const float v = p.in[lane_id()];
   const float s = wave_sum(v), m = wave_max(v);

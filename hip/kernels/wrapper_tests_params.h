@@ -17,6 +17,17 @@ struct MfmaTestParams {
   int32_t bf16;
 };
 
+// D[32][32] = A (32 x 16, row-major e4m3fnuz bytes) @ B (16 x 32, row-major
+// bytes) through v_mfma_f32_32x32x16_fp8_fp8 (gfx94x). *status = 1 when the
+// instruction exists on the target the kernel was compiled for, 2 otherwise
+// (gfx90a: nothing else is written).
+struct MfmaFp8TestParams {
+  const uint8_t* a;
+  const uint8_t* b;
+  float* d;
+  uint32_t* status;
+};
+
 // out[0] = wave_sum(in[0..63]), out[1] = wave_max(in[0..63]): one wave.
 struct WaveTestParams {
   const float* in;

@@ -20,6 +20,9 @@
 //   hal_test_wgmma_<t>[_bn] 128 threads (one warpgroup). in: A[64][64], B[64][128]
 //                           row-major b16; out: D[64][128] f32 = A B, written
 //                           through the documented accumulator layout
+//   hal_test_wgmma_e4m3     128 threads. in: A[64][128] then B[128 n][128 k]
+//                           e4m3 bytes (both K-major, as FP8 wgmma requires);
+//                           out: D[64][128] f32 = A B^T by four m64n128k32 steps
 //
 // Each kernel's thread 0 writes kWrapperTestRan to p.status when its body is
 // compiled for the running architecture, kWrapperTestCompiledOut otherwise,
@@ -329,6 +332,62 @@ __device__ __forceinline__ void wgmma_test(const WrapperTestSm90Params& p) {
 
 }  // namespace
 #endif  // HAL_PTX_SM90A
+
+#if HAL_PTX_SM90A
+namespace {
+
+// FP8: A [64 m][128 k] and B [128 n][128 k] bytes, each row one 128-byte
+// swizzle row (16-byte chunk c of row r at c ^ (r & 7)), k32 step s 32 s
+// bytes into the rows: the layout of ptx/kernels/gemm_fp8_sm90a.cu's stages.
+__device__ __forceinline__ void wgmma_fp8_test(const WrapperTestSm90Params& p) {
+  constexpr int kM = 64, kN = 128, kK = 128;
+  __shared__ __align__(1024) uint8_t raw[(kM + kN) * kK + 1024];
+  uint8_t* sa = align1024(raw);
+  uint8_t* sb = sa + kM * kK;  // 8 KiB: 1024-byte aligned
+  const uint8_t* A = static_cast<const uint8_t*>(p.in);
+  const uint8_t* B = A + kM * kK;
+  const int t = threadIdx.x;
+  const auto at = [](int r, int k) { return r * 128 + (((k / 16) ^ (r % 8)) * 16) + k % 16; };
+  for (int i = t; i < kM * kK; i += 128) sa[at(i / kK, i % kK)] = A[i];
+  for (int i = t; i < kN * kK; i += 128) sb[at(i / kK, i % kK)] = B[i];
+  fence_proxy_async_shared();
+  __syncthreads();
+  float acc[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = 1.0e6f;  // scale_d = 0 on the first step must clear it
+#pragma unroll
+  for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
+  wgmma_fence();
+#pragma unroll
+  for (int s = 0; s < kK / 32; ++s)
+    WgmmaM64N128K32F32E4m3E4m3SS::fma(acc, make_wgmma_desc(sa + 32 * s, 16, 1024, WgmmaSwizzle::b128),
+                                      make_wgmma_desc(sb + 32 * s, 16, 1024, WgmmaSwizzle::b128), s > 0 ? 1 : 0);
+  wgmma_commit();
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < 64; ++i) wgmma_fence_operand(acc[i]);
+  float* D = static_cast<float*>(p.out);
+  const int warp = t / 32, lane = t % 32;
+#pragma unroll
+  for (int j = 0; j < 16; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        D[(16 * warp + lane / 4 + 8 * h) * kN + 8 * j + 2 * (lane % 4) + e] = acc[4 * j + 2 * h + e];
+}
+
+}  // namespace
+#endif  // HAL_PTX_SM90A
+
+extern "C" __global__ void __launch_bounds__(128, 1) hal_test_wgmma_e4m3(const __grid_constant__ WrapperTestSm90Params p) {
+#if HAL_PTX_SM90A
+  report_status(p, true);
+  wgmma_fp8_test(p);
+#else
+  report_status(p, false);
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(128, 1) hal_test_wgmma_bf16(const __grid_constant__ WrapperTestSm90Params p) {
 #if HAL_PTX_SM90A

@@ -351,6 +351,33 @@ TEST(CudaPtxWrappersSm90, WgmmaM64N128K16MatchesMatrixProduct) {
   for (DType t : {DType::bf16, DType::f16}) check_wgmma(t, false);
 }
 
+// FP8 wgmma (the sm_90a fp8 GEMM's instruction and stage layout): e4m3
+// small integers, so every product and the 128-term sums (|D| <= 2048) are
+// exact even in the ~14-bit FP8 accumulator; hashed so that a misplaced k32
+// step, row group or swizzle chunk changes the result.
+TEST(CudaPtxWrappersSm90, WgmmaM64N128K32E4m3MatchesMatrixProduct) {
+  HAL_REQUIRE_SM90_FEATURE("wgmma");
+  constexpr int kM = 64, kN = 128, kK = 128;
+  auto val = [](std::uint32_t i, int span) {
+    return static_cast<float>(static_cast<int>(((i * 2654435761u) >> 13) % (2 * span + 1)) - span);
+  };
+  std::vector<std::uint8_t> ab(kM * kK + kN * kK);
+  for (int i = 0; i < kM * kK; ++i) ab[i] = f32_to_f8e4m3(val(i, 4));
+  for (int i = 0; i < kN * kK; ++i) ab[kM * kK + i] = f32_to_f8e4m3(val(i + 7777, 4));
+  const auto run = run_kernel("hal_test_wgmma_e4m3", 128, bytes_of(ab), kM * kN * 4);
+  HAL_REQUIRE_KERNEL_RAN(run);
+  const auto D = values_of<float>(run.out, 0, kM * kN);
+  int bad = 0;
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < kN; ++n) {
+      float want = 0;
+      for (int k = 0; k < kK; ++k) want += f8e4m3_to_f32(ab[m * kK + k]) * f8e4m3_to_f32(ab[kM * kK + n * kK + k]);
+      if (D[m * kN + n] != want && bad++ < 8)
+        ADD_FAILURE() << "D[" << m << "][" << n << "]: got " << D[m * kN + n] << ", want " << want;
+    }
+  EXPECT_EQ(bad, 0);
+}
+
 TEST(CudaPtxWrappersSm90, WgmmaM64N128K16TransposedBMatchesMatrixProduct) {
   HAL_REQUIRE_SM90_FEATURE("wgmma");
   for (DType t : {DType::bf16, DType::f16}) check_wgmma(t, true);
