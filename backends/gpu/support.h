@@ -18,7 +18,8 @@ namespace hal {
 // training ops have kernels that compiled but never ran on a GPU: the matrix
 // declines them unless HAL_GPU_UNVERIFIED=1 (unverified.h).
 template <class Call>
-inline constexpr bool gpu_lacks_kernel_v = std::is_same_v<Call, EmbeddingBackwardCall>;
+inline constexpr bool gpu_lacks_kernel_v =
+    std::is_same_v<Call, EmbeddingBackwardCall> || std::is_same_v<Call, AttentionBackwardCall>;
 
 Support gpu_supports_call(std::string_view backend, const OpCall& call);
 

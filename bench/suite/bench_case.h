@@ -9,12 +9,13 @@
 namespace hal::bench {
 
 enum class BenchOp { gemm, attention, attention_causal, attention_decode, softmax, rmsnorm, layernorm, add, silu, gelu, cast, copy,
-                     gemm_fp8, gemm_fp8_grouped };
+                     gemm_fp8, gemm_fp8_grouped, attention_backward, attention_backward_causal };
 
 struct BenchCase {
   BenchOp op;
   DType dtype;
-  // gemm, gemm_fp8 (dtype: the fp8 format): {M, N, K}; gemm_fp8_grouped: {groups, rows per group, N, K}; attention: {batch, seq, heads, head_dim}; attention_decode (one query
+  // gemm, gemm_fp8 (dtype: the fp8 format): {M, N, K}; gemm_fp8_grouped: {groups, rows per group, N, K};
+  // attention (and attention_backward): {batch, seq, heads, head_dim}; attention_decode (one query
   // per sequence over a key cache, memory-bound): {batch, keys, q_heads, kv_heads, head_dim};
   // the other memory-bound ops: {rows, cols}
   std::vector<std::int64_t> dims;
