@@ -271,7 +271,7 @@ void TrainingStep::zero_accumulated_gradients(Stream& s) {
   std::vector<std::string> names = {"d.tok_embed"};
 #if !HAL_TRAIN_ATTENTION
   for (std::int64_t l = 0; l < shape_.layers; ++l)
-    for (const char* a : {"d.k_rot", "d.v"}) names.push_back(fmt::format("l{}.{}", l, a));
+    for (const char* a : {"d.k_rot", "d.v", "lse"}) names.push_back(fmt::format("l{}.{}", l, a));
 #endif
   for (const std::string& name : names) {
     const Tensor& g = tensor(name);
