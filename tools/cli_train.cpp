@@ -162,9 +162,9 @@ int compare_curve(const Args& a, const std::map<std::string, std::string>& mine,
     const double rel = std::abs(losses[i] - ref[i]) / std::max(1.0, std::abs(ref[i]));
     if (!(rel <= worst)) worst = rel, worst_step = static_cast<std::int64_t>(i) + 1;
   }
-  fmt::print("compare with {} ({}): {} steps, {}, worst relative difference {:.3g} at step {} (tolerance {})\n",
-             a.compare, other, losses.size(), identical ? "bit for bit identical" : "not bitwise identical", worst,
-             worst_step, a.tolerance);
+  fmt::print("compare with {} ({}): {} steps, {}, worst relative difference {:.3g}{} (tolerance {})\n", a.compare,
+             other, losses.size(), identical ? "bit for bit identical" : "not bitwise identical", worst,
+             worst > 0 ? fmt::format(" at step {}", worst_step) : "", a.tolerance);
   if (!(worst <= a.tolerance)) {
     const auto i = static_cast<std::size_t>(worst_step - 1);
     fmt::print(stderr, "hal train --compare: step {}: loss {:.9g}, recorded {:.9g} on {}: beyond the tolerance {}\n",
