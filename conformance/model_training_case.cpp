@@ -23,6 +23,7 @@
 
 #include "conformance/cases.h"
 #include "conformance/harness.h"
+#include "conformance/model_training_case.h"
 #include "conformance/stage_scoring.h"
 #include "conformance/tensor_util.h"
 #include "hal/error.h"
@@ -30,11 +31,14 @@
 #include "ops/ops.h"
 #include "train/training_step.h"
 
-namespace hal::conformance::cases {
+namespace hal::conformance {
 
 namespace {
+constexpr std::int64_t kAdamStep = 5;
+constexpr const char* kShapeClass = "llama_layer_step_s33_h256_q4_kv2_d64_ffn512_v256_adamw";
+}  // namespace
 
-train::ModelShape layer_shape() {
+train::ModelShape training_case_shape() {
   train::ModelShape m;
   m.layers = 1;
   m.hidden = 256;
@@ -48,19 +52,21 @@ train::ModelShape layer_shape() {
   return m;
 }
 
-constexpr std::int64_t kAdamStep = 5;
+std::int64_t training_case_adam_step() { return kAdamStep; }
 
-train::OptimizerSettings optimizer_settings() {
+train::OptimizerSettings training_case_optimizer() {
   train::OptimizerSettings o;
   o.lr = 1e-2f;
   o.weight_decay = 0.1f;
   return o;
 }
 
-// The initial state: parameters from the step's own Philox initialisation,
-// AdamW moments m ~ N(0, 0.01), v ~ U[0, 1e-4) as after a few steps, and
-// tokens and targets drawn from Philox.
-void initial_state(train::TrainingStep& step, Stream& s, std::uint64_t seed) {
+std::uint64_t training_case_seed(DType dt) {
+  return case_seed(cases::case_name("model_training", dt, kShapeClass), 1);
+}
+
+// m ~ N(0, 0.01), v ~ U[0, 1e-4): moments as after a few steps.
+void training_case_initial_state(train::TrainingStep& step, Stream& s, std::uint64_t seed) {
   step.init_parameters(s, seed);
   std::uint64_t salt = seed;
   for (const train::Parameter& p : step.parameters()) {
@@ -78,11 +84,17 @@ void initial_state(train::TrainingStep& step, Stream& s, std::uint64_t seed) {
   s.synchronize();
 }
 
-std::vector<train::Stage> all_stages(const train::TrainingStep& step) {
+std::vector<train::Stage> training_case_stages(const train::TrainingStep& step) {
   std::vector<train::Stage> st = step.forward_backward();
-  for (train::Stage& a : step.optimizer(kAdamStep, optimizer_settings())) st.push_back(std::move(a));
+  for (train::Stage& a : step.optimizer(kAdamStep, training_case_optimizer())) st.push_back(std::move(a));
   return st;
 }
+
+}  // namespace hal::conformance
+
+namespace hal::conformance::cases {
+
+namespace {
 
 // Every tensor of the step, as bytes, by name.
 std::map<std::string, std::vector<std::uint8_t>> snapshot(Stream& s, const train::TrainingStep& step) {
@@ -114,7 +126,7 @@ std::map<std::string, std::vector<double>> oracle_step(const std::map<std::strin
       for (std::int64_t i = 0; i < t.numel(); ++i) wide[static_cast<std::size_t>(i)] = load_element(bytes.data(), DType::f32, i);
       s.upload(step.tensor(pname), wide.data());
     }
-  train::run_stages(s, all_stages(step));
+  train::run_stages(s, training_case_stages(step));
   s.synchronize();
   std::map<std::string, std::vector<double>> out;
   for (const auto& [name, t] : step.tensors()) out[name] = gather(t);
@@ -130,16 +142,16 @@ double relative_error(const std::vector<std::uint8_t>& got, DType dt, const std:
   return r2 > 0 ? std::sqrt(e2 / r2) : std::sqrt(e2);
 }
 
-ModelOutcome run_training_step(DType dt, const std::string& case_name, Device& dev) {
+ModelOutcome run_training_step(DType dt, Device& dev) {
   ModelOutcome outcome;
   Stream s(dev);
-  const std::uint64_t seed = case_seed(case_name, 1);
-  auto step = std::make_unique<train::TrainingStep>(dev, dt, layer_shape());
-  initial_state(*step, s, seed);
+  const std::uint64_t seed = training_case_seed(dt);
+  auto step = std::make_unique<train::TrainingStep>(dev, dt, training_case_shape());
+  training_case_initial_state(*step, s, seed);
   const auto start = snapshot(s, *step);
   std::size_t scored = 0;
   std::string worst_stage;
-  for (const train::Stage& st : all_stages(*step)) {
+  for (const train::Stage& st : training_case_stages(*step)) {
     const Support sup = ops::supports(dev, st.call);
     if (!sup.ok) {
       outcome.passed = false;
@@ -160,9 +172,9 @@ ModelOutcome run_training_step(DType dt, const std::string& case_name, Device& d
   const auto first = snapshot(s, *step);
 
   // The second run, from a fresh step with the same initial state: same bits.
-  step = std::make_unique<train::TrainingStep>(dev, dt, layer_shape());
-  initial_state(*step, s, seed);
-  train::run_stages(s, all_stages(*step));
+  step = std::make_unique<train::TrainingStep>(dev, dt, training_case_shape());
+  training_case_initial_state(*step, s, seed);
+  train::run_stages(s, training_case_stages(*step));
   s.synchronize();
   const auto second = snapshot(s, *step);
   for (const auto& [name, bytes] : first)
@@ -196,12 +208,11 @@ void add_model_training(std::vector<Case>& out) {
   for (DType dt : {DType::f32, DType::bf16}) {
     Case c;
     c.op = "model_training";
-    c.name = case_name("model_training", dt, "llama_layer_step_s33_h256_q4_kv2_d64_ffn512_v256_adamw");
+    c.name = case_name("model_training", dt, kShapeClass);
     c.dtype = dt;
     c.outputs = {{dt, {256, 256}, std::nullopt}};  // the updated l0.wq
     c.is_model = true;
-    const std::string name = c.name;
-    c.run_model = [dt, name](Device& dev) { return run_training_step(dt, name, dev); };
+    c.run_model = [dt](Device& dev) { return run_training_step(dt, dev); };
     out.push_back(std::move(c));
   }
 }
