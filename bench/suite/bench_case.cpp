@@ -19,6 +19,10 @@ std::string_view bench_op_name(BenchOp op) {
     case BenchOp::cast: return "cast";
     case BenchOp::copy: return "copy";
     case BenchOp::gemm_fp8: return "gemm_fp8";
+    case BenchOp::cross_entropy: return "cross_entropy";
+    case BenchOp::rmsnorm_backward: return "rmsnorm_backward";
+    case BenchOp::layernorm_backward: return "layernorm_backward";
+    case BenchOp::adamw: return "adamw";
   }
   return "?";
 }
@@ -26,7 +30,8 @@ std::string_view bench_op_name(BenchOp op) {
 bool parse_bench_op(std::string_view name, BenchOp& op) {
   for (BenchOp o : {BenchOp::gemm, BenchOp::attention, BenchOp::attention_causal, BenchOp::attention_decode,
                     BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::gelu,
-                    BenchOp::cast, BenchOp::copy, BenchOp::gemm_fp8}) {
+                    BenchOp::cast, BenchOp::copy, BenchOp::gemm_fp8, BenchOp::cross_entropy, BenchOp::rmsnorm_backward,
+                    BenchOp::layernorm_backward, BenchOp::adamw}) {
     if (bench_op_name(o) == name) {
       op = o;
       return true;
@@ -74,6 +79,15 @@ double BenchCase::bytes() const {
     case BenchOp::attention_decode: return e * 2.0 * d(0) * d(1) * d(3) * d(4);
     case BenchOp::add: return e * 3.0 * d(0) * d(1);
     case BenchOp::cast: return (e + (dtype == DType::f32 ? 2.0 : 4.0)) * d(0) * d(1);  // to f32, or f32 to bf16
+    // Read the logits, write dlogits (the targets and the loss are noise).
+    case BenchOp::cross_entropy: return e * 2.0 * d(0) * d(1);
+    // Read x and dy, write dx (weight and dweight are one row each).
+    case BenchOp::rmsnorm_backward:
+    case BenchOp::layernorm_backward: return e * 3.0 * d(0) * d(1);
+    // f32: read param, grad, m, v, write param, m, v; 16-bit: read grad, m, v,
+    // master, write param, m, v, master. 28 bytes per element either way
+    // with f32 state, 7 x 4 (f32) or 2 + 3 x 4 + 2 + 3 x 4 (16-bit).
+    case BenchOp::adamw: return (dtype == DType::f32 ? 28.0 : 2.0 * (e + 12.0)) * d(0) * d(1);
     default: return e * 2.0 * d(0) * d(1);               // read x, write y
   }
 }
@@ -125,9 +139,14 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
       const std::int64_t elems = m * 1024 * 1024 / static_cast<std::int64_t>(dtype_size(t));
       const std::int64_t rows = elems / 4096;
       for (BenchOp op : {BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu,
-                         BenchOp::gelu, BenchOp::cast, BenchOp::copy}) {
+                         BenchOp::gelu, BenchOp::cast, BenchOp::copy, BenchOp::rmsnorm_backward,
+                         BenchOp::layernorm_backward, BenchOp::adamw}) {
+        // AdamW holds 4-7 such tensors plus its copy ceiling's: the smaller size only.
+        if (op == BenchOp::adamw && m != mib.front()) continue;
         out.push_back({op, t, {rows, 4096}});
       }
+      // The loss over a Llama-2-sized vocabulary (32768 columns), same bytes.
+      out.push_back({BenchOp::cross_entropy, t, {elems / 32768, 32768}});
     }
   }
   return out;

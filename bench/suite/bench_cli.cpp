@@ -29,6 +29,7 @@ constexpr const char* kUsage =
     "  Times hal's ops (median of repeated runs after warm-up; device events and an L2 flush on GPUs)\n"
     "  beside the vendor library (OpenBLAS on the CPU, cuBLAS on NVIDIA) and the device's copy ceiling.\n"
     "  OP: gemm attention attention_causal attention_decode softmax rmsnorm layernorm add silu gelu cast copy\n"
+    "      cross_entropy rmsnorm_backward layernorm_backward adamw (training)\n"
     "  --shape: gemm MxNxK; attention BxSxHxD; attention_decode BxKEYSxHQxHKVxD (one query per\n"
     "           sequence); others ROWSxCOLS (needs --op and --dtype)\n"
     "  --quick: fewer samples (for smoke runs)\n"
