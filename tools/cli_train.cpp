@@ -17,10 +17,13 @@
 #include <string>
 #include <unistd.h>
 
+#include "comm/collective.h"
+#include "comm/communicator.h"
 #include "hal/error.h"
 #include "hal/io/json_writer.h"
 #include "hal/io/output_file.h"
 #include "hal/io/safetensors.h"
+#include "hal/buffer.h"
 #include "hal/registry.h"
 #include "tools/cli.h"
 #include "train/trainer.h"
@@ -36,7 +39,7 @@ constexpr const char* kDefaultTexts[] = {"/usr/share/common-licenses/GPL-3", "/u
 constexpr const char* kUsage =
     "usage: hal train [--device DEV] [--steps N] [--seed S] [--text FILE] [--dtype f32|bf16|f16]\n"
     "                 [--lr LR] [--batch B] [--seq T] [--threads N] [--json F] [--record F | --compare F]\n"
-    "                 [--tolerance X] [--quiet]\n"
+    "                 [--tolerance X] [--quiet] [--data-parallel]\n"
     "\n"
     "Trains a Llama-style model (2 layers, d_model 128, 4 query heads on 2 kv heads of 32, SwiGLU 384,\n"
     "byte vocabulary 256, untied head) with AdamW on a text file, printing a progress line (step, loss,\n"
@@ -45,14 +48,18 @@ constexpr const char* kUsage =
     "--threads N caps the CPU's oneTBB threads (the loss curve is the same bits for any N).\n"
     "--json F: the settings and every step's loss. --record F: the loss curve and settings (safetensors);\n"
     "--compare F: a recorded curve with the same settings must match step for step within --tolerance\n"
-    "(relative, default 0.02; exit 1 naming the first step beyond it; 0 means bit for bit).\n";
+    "(relative, default 0.02; exit 1 naming the first step beyond it; 0 means bit for bit).\n"
+    "--data-parallel (under mpirun -np P): each rank trains on its own batches, the gradients are averaged\n"
+    "over the ranks (hal::comm::all_reduce, rank order) before AdamW; rank 0 prints and writes the files\n"
+    "('{rank}' in a file name gives one per rank); at the end every rank's parameters must be bitwise\n"
+    "identical (checked with all_gather; exit 1 if not). The loss shown is rank 0's batch.\n";
 
 struct Args {
   std::string device, text, json, record, compare, dtype = "f32";
   std::int64_t steps = 100, batch = 8, seq = 64, threads = 0;
   std::uint64_t seed = 0;
   double lr = 3e-3, tolerance = 0.02;
-  bool quiet = false;
+  bool quiet = false, data_parallel = false;
 };
 
 std::int64_t parse_count(const std::string& key, const std::string& v, std::int64_t min) {
@@ -76,8 +83,8 @@ Args parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
-    if (k == "--quiet") {
-      a.quiet = true;
+    if (k == "--quiet" || k == "--data-parallel") {
+      (k == "--quiet" ? a.quiet : a.data_parallel) = true;
       continue;
     }
     if (i + 1 >= argc) throw UsageError(fmt::format("hal train {}: expected a value (see hal train --help)", k));
@@ -174,6 +181,30 @@ int compare_curve(const Args& a, const std::map<std::string, std::string>& mine,
   return kExitOk;
 }
 
+std::string for_rank(std::string path, int rank) {
+  for (std::size_t at; (at = path.find("{rank}")) != std::string::npos;) path.replace(at, 6, std::to_string(rank));
+  return path;
+}
+
+// Every rank's parameters, gathered and compared with rank 0's bit for bit.
+// Returns the first parameter that differs ("" when none does).
+std::string first_parameter_differing(comm::Communicator& c, Stream& s, const train::TrainingStep& step) {
+  for (const train::Parameter& p : step.parameters()) {
+    Shape all = p.param.shape;
+    all[0] *= c.size();
+    Buffer gathered = Buffer::for_tensor(step.device(), p.param.dtype, all);
+    comm::all_gather(c, s, p.param, gathered.view(p.param.dtype, all));
+    const std::size_t n = static_cast<std::size_t>(p.param.numel()) * dtype_size(p.param.dtype);
+    std::vector<std::uint8_t> host(n * static_cast<std::size_t>(c.size()));
+    s.copy_to_host(host.data(), gathered.data(), host.size());
+    s.synchronize();
+    for (int r = 1; r < c.size(); ++r)
+      if (std::memcmp(host.data(), host.data() + n * static_cast<std::size_t>(r), n) != 0)
+        return fmt::format("{} (rank {} differs from rank 0)", p.name, r);
+  }
+  return "";
+}
+
 }  // namespace
 
 int train_main(int argc, char** argv) {
@@ -197,50 +228,80 @@ int train_main(int argc, char** argv) {
   const train::ByteCorpus corpus = train::ByteCorpus::from_file(text_path, static_cast<std::size_t>(a.seq) + 1);
   Device& dev = a.device.empty() ? default_device() : hal::device(a.device);
   const std::string dev_name = dev.info().name;
-  const auto meta = settings(a, o, corpus, fnv1a(corpus.text()), dev_name);
+  // Data parallelism: one communicator over the job's ranks; the gradient
+  // list of the step (train::Parameter) is what gets averaged.
+  std::unique_ptr<comm::Communicator> communicator;
+  Args out = a;  // the files this rank writes
+  if (a.data_parallel) {
+    communicator = comm::create_communicator(dev);
+    o.rank = communicator->rank();
+    o.ranks = communicator->size();
+    o.reduce_gradients = [&](Stream& s, const std::vector<train::Parameter>& params) {
+      for (const train::Parameter& p : params) comm::all_reduce(*communicator, s, p.grad, p.grad, comm::ReduceOp::avg);
+    };
+    if (o.rank != 0) out.quiet = true;
+    for (std::string* f : {&out.json, &out.record, &out.compare}) {
+      const bool per_rank = f->find("{rank}") != std::string::npos;
+      *f = per_rank ? for_rank(*f, static_cast<int>(o.rank)) : (o.rank == 0 ? *f : std::string());
+    }
+  }
+  auto meta = settings(a, o, corpus, fnv1a(corpus.text()), dev_name);
+  meta["ranks"] = std::to_string(o.ranks);
 
-  if (!a.quiet)
+  if (!out.quiet)
     fmt::print("hal train: {} on {} ({} bytes), {} steps of {} x {} tokens, {}, seed {}\n", dev_name, text_path,
                corpus.size(), o.steps, o.shape.batch, o.shape.seq, a.dtype, o.seed);
-  const bool tty = isatty(fileno(stdout));
+  const bool tty = isatty(fileno(stdout)) && !a.data_parallel;  // mpirun forwards no carriage returns
+  std::unique_ptr<train::TrainingStep> final_step;
   const train::TrainResult r = train::train(dev, corpus, o, [&](const train::StepReport& s) {
-    if (a.quiet) return;
+    if (out.quiet) return;
     const std::string line = fmt::format("step {:>5}/{}  loss {:.4f}  {:.0f} tokens/s", s.step, o.steps, s.loss,
                                          static_cast<double>(s.tokens) / s.seconds);
     // On a terminal one line redrawn in place; in a log, every tenth step and the last.
     if (tty) fmt::print("\r{}{}", line, s.step == o.steps ? "\n" : "");
     else if (s.step % 10 == 0 || s.step == 1 || s.step == o.steps) fmt::print("{}\n", line);
     std::fflush(stdout);
-  });
+  }, &final_step);
+  if (communicator) {
+    Stream s(dev);
+    const std::string differs = first_parameter_differing(*communicator, s, *final_step);
+    if (!differs.empty()) {
+      fmt::print(stderr, "hal train --data-parallel: rank {}: parameter {} after {} steps\n", o.rank, differs, o.steps);
+      return kExitError;
+    }
+    if (o.rank == 0)
+      fmt::print("data parallel: {} ranks, gradients averaged each step; every rank's {} parameters bitwise identical\n",
+                 o.ranks, final_step->parameters().size());
+  }
   const double tokens_per_s = static_cast<double>(r.tokens) / r.seconds;
-  if (!a.quiet)
+  if (!out.quiet)
     fmt::print("done: loss {:.4f} -> {:.4f} in {:.1f} s, {:.0f} tokens/s\n", r.losses.front(), r.losses.back(),
                r.seconds, tokens_per_s);
 
-  if (!a.json.empty()) {
+  if (!out.json.empty()) {
     std::string j = "{\n";
     for (const auto& [k, v] : meta) j += fmt::format("  {}: {},\n", io::json_string(k), io::json_string(v));
     j += fmt::format("  \"text\": {},\n  \"seconds\": {},\n  \"tokens_per_second\": {},\n  \"loss\": [",
                      io::json_string(text_path), io::json_number(r.seconds), io::json_number(tokens_per_s));
     for (std::size_t i = 0; i < r.losses.size(); ++i) j += (i ? ", " : "") + io::json_number(r.losses[i]);
     j += "]\n}\n";
-    io::write_text_file(a.json, j);
+    io::write_text_file(out.json, j);
   }
-  if (!a.record.empty()) {
+  if (!out.record.empty()) {
     io::SafetensorsFile f;
     f.metadata = meta;
     io::NamedTensor t{"loss", DType::f64, Shape{static_cast<std::int64_t>(r.losses.size())}, {}};
     t.bytes.resize(r.losses.size() * sizeof(double));
     std::memcpy(t.bytes.data(), r.losses.data(), t.bytes.size());
     f.tensors.push_back(std::move(t));
-    io::write_safetensors(a.record, f);
+    io::write_safetensors(out.record, f);
   }
   for (double l : r.losses)
     if (!std::isfinite(l)) {
       fmt::print(stderr, "hal train: the loss is not finite ({}): the run diverged\n", l);
       return kExitError;
     }
-  if (!a.compare.empty()) return compare_curve(a, meta, r.losses);
+  if (!out.compare.empty()) return compare_curve(out, meta, r.losses);
   return kExitOk;
 }
 

@@ -111,7 +111,7 @@ TrainingStep::TrainingStep(Device& device, DType dtype, const ModelShape& shape)
     for (const char* a : {"q", "q_rot", "attn", "d.attn", "d.q_rot", "d.q"}) add(p + a, dtype_, {n, m.q_width()});
     for (const char* a : {"k", "k_rot", "v", "d.k_rot", "d.k", "d.v"}) add(p + a, dtype_, {n, m.kv_width()});
     add(p + "attn_out", dtype_, {n, h});
-    add(p + "lse", loss_dt, {m.batch, m.heads, m.seq});
+    add(p + "lse", loss_dt, {m.batch, m.seq, m.heads});  // attention's row log-sum-exp, [b, sq, hq]
     for (const char* a : {"gate", "up", "act", "d.act", "d.gate", "d.up"}) add(p + a, dtype_, {n, m.ffn});
     add(p + "mlp_out", dtype_, {n, h});
   }

@@ -92,7 +92,7 @@ def attention(q, k, v, scale, causal):  # [b, s, h, d], grouped-query; returns y
         s = s.masked_fill(j > i + (sk - sq), float("-inf"))
     lse = torch.logsumexp(s, -1)
     y = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(s, -1), v)
-    return y, lse
+    return y, lse.transpose(1, 2)  # hal: [b, sq, hq]
 
 
 def req(t):
