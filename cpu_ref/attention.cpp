@@ -15,6 +15,8 @@
 // Special values: a query with no unmasked key (sq > sk, causal) gives zeros.
 // A NaN score makes that query's row NaN; so does a row whose scores are all
 // -inf (as softmax gives it). A masked key never reaches a query's result.
+// The optional lse output is m + log(l) per query (row_lse, attention_task.h),
+// from the same state, so writing it changes nothing else.
 //
 // fp32 runs on the gemm micro-kernel (attention_blocked.cpp), or row by row
 // when a kv head has few query rows (attention_rows.cpp: decode steps); this
@@ -120,6 +122,10 @@ void attention_f64(const AttentionCall& call) {
 
       for (std::int64_t r = 0; r < t.q_count; ++r) {
         double* out = acc.data() + r * dv;
+        if (call.lse) {
+          const double lse = row_lse(state[static_cast<std::size_t>(r)]);
+          rows::scatter(*call.lse, lse_index(*call.lse, t.b, t.q_begin + r, t.h), 1, 1, &lse);
+        }
         finish_row(state[static_cast<std::size_t>(r)], out, dv);
         rows::scatter(y, row_start(y, t.b, t.q_begin + r, t.h), y.strides[3], dv, out);
       }

@@ -237,6 +237,10 @@ void attention_f32_blocked(const AttentionCall& call) {
 
       for (std::int64_t r = 0; r < t.rows; ++r) {
         copy_row_out(layout, s.o_tiles.data(), r, dv, s.out.data());
+        if (call.lse) {
+          const float lse = row_lse(s.state[static_cast<std::size_t>(r)]);
+          rows::scatter(*call.lse, lse_index(*call.lse, t.b, query_of(r), head_of(r)), 1, 1, &lse);
+        }
         finish_row(s.state[static_cast<std::size_t>(r)], s.out.data(), dv);
         rows::scatter(y, row_start(y, t.b, query_of(r), head_of(r)), y.strides[3], dv, s.out.data());
       }

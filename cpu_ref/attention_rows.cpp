@@ -217,6 +217,10 @@ void attention_f32_rows(const AttentionCall& call) {
           merge_chunk(st, o.data(), chunk_state[static_cast<std::size_t>(item * rows + r)],
                       chunk_out.data() + (item * rows + r) * dv, dv);
         }
+        if (call.lse) {
+          const float lse = row_lse(st);
+          rows::scatter(*call.lse, lse_index(*call.lse, b0 + e, query_of(r), head_of(r)), 1, 1, &lse);
+        }
         finish_row(st, o.data(), dv);
         rows::scatter(y, row_start(y, b0 + e, query_of(r), head_of(r)), y.strides[3], dv, o.data());
       }

@@ -91,6 +91,19 @@ template <class T> void finish_row(const QueryState<T>& st, T* out, std::int64_t
   }
 }
 
+// The row's natural log-sum-exp of its scaled, unmasked scores (the lse
+// output): m + log(l); -inf for a query with no unmasked key and for one
+// whose scores are all -inf (l = 0, m = -inf), NaN when a score was NaN.
+template <class T> T row_lse(const QueryState<T>& st) {
+  if (!st.any_key) return -std::numeric_limits<T>::infinity();
+  return st.m + std::log(st.l);
+}
+
+// Position of query i of head h in batch b of a [b, s, h] tensor (lse).
+inline std::int64_t lse_index(const Tensor& t, std::int64_t b, std::int64_t i, std::int64_t h) {
+  return t.offset + b * t.strides[0] + i * t.strides[1] + h * t.strides[2];
+}
+
 // The fp32 paths: on the gemm micro-kernel (attention_blocked.cpp), and row
 // by row for few query rows per kv head (attention_rows.cpp).
 void attention_f32_blocked(const AttentionCall& call);

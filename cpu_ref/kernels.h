@@ -38,5 +38,6 @@ void embedding_backward(const EmbeddingBackwardCall& call);
 void adamw(const AdamwCall& call);
 void global_norm(const GlobalNormCall& call);
 void rope_backward(const RopeBackwardCall& call);
+void attention_backward(const AttentionBackwardCall& call);
 
 }  // namespace hal::cpu_ref

@@ -98,6 +98,7 @@ std::string_view op_name(const OpCall& call) {
     std::string_view operator()(const AdamwCall&) const { return "adamw_step"; }
     std::string_view operator()(const GlobalNormCall&) const { return "global_norm"; }
     std::string_view operator()(const RopeBackwardCall&) const { return "rope_backward"; }
+    std::string_view operator()(const AttentionBackwardCall&) const { return "attention_backward"; }
   };
   return std::visit(Namer{}, call);
 }

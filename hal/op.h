@@ -179,16 +179,23 @@ struct EmbeddingCall {
 // y = softmax(scale * Q K^T + causal mask) V, grouped-query: query head h uses
 // kv head h / (hq / hkv). Q [b, sq, hq, d], K [b, sk, hkv, d], V [b, sk, hkv, dv],
 // y [b, sq, hq, dv]. Causal mask as in SoftmaxCall with Lq = sq, Lk = sk.
+// lse (optional, f32 (f64 with f64 q), [b, sq, hq]: q's shape without its
+// last axis) is each row's natural log-sum-exp of its scaled, unmasked
+// scores, what attention_backward recomputes the probabilities from; -inf for
+// a query with no unmasked key (or whose scores are all -inf), NaN when a
+// score is NaN. Writing it does not change y's bits.
 struct AttentionCall {
   Tensor q, k, v, y;
   float scale = 0.0f;  // normalised by ops/ (0 -> 1/sqrt(d))
   bool causal = false;
+  std::optional<Tensor> lse{};
 
   template <class Self, class F> static void each_tensor(Self& c, F&& f) {
     f("q", c.q, TensorRole::input);
     f("k", c.k, TensorRole::input);
     f("v", c.v, TensorRole::input);
     f("y", c.y, TensorRole::output);
+    if (c.lse) f("lse", *c.lse, TensorRole::output);
   }
 };
 
@@ -232,7 +239,8 @@ using OpCall = std::variant<GemmCall, BinaryCall, UnaryCall, SwigluCall, ReduceC
                             QuantizeFp8Call, DequantizeFp8Call, GemmFp8Call, GemmFp8GroupedCall,
                             // training (hal/op_training.h)
                             SoftmaxBackwardCall, NormBackwardCall, UnaryBackwardCall, SwigluBackwardCall,
-                            CrossEntropyCall, EmbeddingBackwardCall, AdamwCall, GlobalNormCall, RopeBackwardCall>;
+                            CrossEntropyCall, EmbeddingBackwardCall, AdamwCall, GlobalNormCall, RopeBackwardCall,
+                            AttentionBackwardCall>;
 
 // Calls f(std::string_view name, Tensor& tensor, TensorRole role) (const
 // Tensor& for a const call) for every tensor of the call, inputs first, then

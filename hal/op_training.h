@@ -203,6 +203,37 @@ struct RopeBackwardCall {
   }
 };
 
+// The gradient of attention (AttentionCall, same scale, causal mask and
+// grouped-query heads) from its inputs q, k, v, its output y, the row
+// log-sum-exp lse it wrote and dy = dL/dy:
+//   P = exp(scale * Q K^T + mask - lse)   (recomputed per tile)
+//   D_i = sum_c dy_ic y_ic
+//   dV = P^T dY;  dS = P * (dY V^T - D);  dQ = scale dS K;  dK = scale dS^T Q
+// q, dq: [b, sq, hq, d]; k, dk: [b, sk, hkv, d]; v, dv: [b, sk, hkv, dv];
+// y, dy: [b, sq, hq, dv]; lse: [b, sq, hq] f32 (f64 with f64 q); every other
+// tensor of q's dtype. The [sq, sk] matrix is never stored. Sums run in fixed
+// orders: dk and dv of a key over the query heads of its kv head in
+// ascending order, each over its queries in ascending order; dq of a query
+// over the keys in ascending order; the same bits for any thread count. A
+// masked key contributes nothing; a query with no unmasked key gets dq = 0.
+struct AttentionBackwardCall {
+  Tensor q, k, v, y, dy, lse, dq, dk, dv;
+  float scale = 0.0f;  // normalised by ops/ (0 -> 1/sqrt(d))
+  bool causal = false;
+
+  template <class Self, class F> static void each_tensor(Self& c, F&& f) {
+    f("q", c.q, TensorRole::input);
+    f("k", c.k, TensorRole::input);
+    f("v", c.v, TensorRole::input);
+    f("y", c.y, TensorRole::input);
+    f("dy", c.dy, TensorRole::input);
+    f("lse", c.lse, TensorRole::input);
+    f("dq", c.dq, TensorRole::output);
+    f("dk", c.dk, TensorRole::output);
+    f("dv", c.dv, TensorRole::output);
+  }
+};
+
 std::string_view to_string(LossReduction v);
 // "silu_backward", ...; "unary_backward" for a kind that has no backward op.
 std::string_view unary_backward_name(UnaryKind v);

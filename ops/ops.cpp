@@ -37,6 +37,7 @@ std::vector<const Tensor*> tensors_of(const OpCall& call) {
           out = {&c.table, &c.ids, &c.y};
         } else if constexpr (std::is_same_v<C, AttentionCall>) {
           out = {&c.q, &c.k, &c.v, &c.y};
+          if (c.lse) out.push_back(&*c.lse);
         } else if constexpr (std::is_same_v<C, FillRandomCall>) {
           out = {&c.y};
         } else {

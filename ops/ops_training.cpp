@@ -54,6 +54,12 @@ void rope_backward(Stream& s, const Tensor& dy, const Tensor& positions, const T
   run(s, RopeBackwardCall{dy, positions, dx, o.theta, o.style, o.rotary_dim, o.inv_freq});
 }
 
+void attention_backward(Stream& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& y,
+                        const Tensor& dy, const Tensor& lse, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                        const AttentionOptions& o) {
+  run(s, AttentionBackwardCall{q, k, v, y, dy, lse, dq, dk, dv, o.scale, o.causal});
+}
+
 void adamw_step(Stream& s, const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
                 const AdamwOptions& o) {
   run(s, AdamwCall{param, grad, m, v, o.master, o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, o.step});

@@ -52,6 +52,12 @@ void embedding_backward(Stream& s, const Tensor& ids, const Tensor& dy, const Te
 void rope_backward(Stream& s, const Tensor& dy, const Tensor& positions, const Tensor& dx,
                    const RopeOptions& options = {});
 
+// dq, dk, dv of attention from its q, k, v, its output y, the lse it wrote
+// (attention's optional output) and dy; options as in the forward.
+void attention_backward(Stream& s, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& y,
+                        const Tensor& dy, const Tensor& lse, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                        const AttentionOptions& options = {});
+
 struct AdamwOptions {
   float lr = 1e-3f;
   float beta1 = 0.9f;

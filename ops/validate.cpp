@@ -37,6 +37,7 @@ OpCall validate(const OpCall& call) {
     OpCall operator()(const AdamwCall& c) const { return validate_adamw(c); }
     OpCall operator()(const GlobalNormCall& c) const { return validate_global_norm(c); }
     OpCall operator()(const RopeBackwardCall& c) const { return validate_rope_backward(c); }
+    OpCall operator()(const AttentionBackwardCall& c) const { return validate_attention_backward(c); }
   };
   return std::visit(Validator{}, call);
 }

@@ -212,4 +212,23 @@ RopeBackwardCall validate_rope_backward(const RopeBackwardCall& c) {
   return out;
 }
 
+AttentionBackwardCall validate_attention_backward(const AttentionBackwardCall& c) {
+  // The forward's checks on q, k, v, y, then the gradients' shapes.
+  const std::string_view op = "attention_backward";
+  const Named q{"q", &c.q}, k{"k", &c.k}, v{"v", &c.v}, y{"y", &c.y}, dy{"dy", &c.dy}, lse{"lse", &c.lse};
+  const Named dq{"dq", &c.dq}, dk{"dk", &c.dk}, dv{"dv", &c.dv};
+  check_tensors(op, {q, k, v, y, dy, lse}, {dq, dk, dv});
+  AttentionBackwardCall out = c;
+  out.scale = check_attention_inputs(op, c.q, c.k, c.v, c.scale);
+  check_dtype_equals(op, "y", c.y, c.q.dtype, "same as q");
+  check_shape_equals(op, "y", c.y, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]},
+                     "[batch, sq, hq, dv] (the forward's output)");
+  check_like(op, dy, y);
+  check_attention_lse(op, c.lse, c.q);
+  check_like(op, dq, q);
+  check_like(op, dk, k);
+  check_like(op, dv, v);
+  return out;
+}
+
 }  // namespace hal::ops::detail

@@ -14,5 +14,6 @@ EmbeddingBackwardCall validate_embedding_backward(const EmbeddingBackwardCall& c
 AdamwCall validate_adamw(const AdamwCall& c);
 GlobalNormCall validate_global_norm(const GlobalNormCall& c);
 RopeBackwardCall validate_rope_backward(const RopeBackwardCall& c);
+AttentionBackwardCall validate_attention_backward(const AttentionBackwardCall& c);
 
 }  // namespace hal::ops::detail

@@ -75,38 +75,54 @@ EmbeddingCall validate_embedding(const EmbeddingCall& c) {
   return c;
 }
 
+float check_attention_inputs(std::string_view op, const Tensor& q, const Tensor& k, const Tensor& v, float scale) {
+  check_compute_dtype(op, "q", q);
+  check_dtype_equals(op, "k", k, q.dtype, "same as q");
+  check_dtype_equals(op, "v", v, q.dtype, "same as q");
+  check_rank(op, "q", q, 4, 4);
+  check_rank(op, "k", k, 4, 4);
+  check_rank(op, "v", v, 4, 4);
+  const std::int64_t b = q.shape[0], hq = q.shape[2], d = q.shape[3];
+  const std::int64_t sk = k.shape[1], hkv = k.shape[2];
+  if (k.shape[0] != b || k.shape[3] != d)
+    throw_invalid_argument(op, "k", fmt::format("shape [{}, sk, hkv, {}] (batch and head_dim of q)", b, d),
+                           k.shape.str());
+  if (hkv == 0 || hq % hkv != 0)
+    throw_invalid_argument(op, "k", fmt::format("a kv head count that divides q's {} heads", hq), k.shape.str());
+  if (v.shape[0] != b || v.shape[1] != sk || v.shape[2] != hkv)
+    throw_invalid_argument(op, "v", fmt::format("shape [{}, {}, {}, dv] (batch, sk and hkv of k)", b, sk, hkv),
+                           v.shape.str());
+  check_finite(op, "scale", scale);
+  if (scale == 0.0f) return d > 0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : 1.0f;
+  return scale;
+}
+
+void check_attention_lse(std::string_view op, const Tensor& lse, const Tensor& q) {
+  check_dtype_equals(op, "lse", lse, q.dtype == DType::f64 ? DType::f64 : DType::f32,
+                     q.dtype == DType::f64 ? "f64 (q is f64)" : "f32 (the row log-sum-exp)");
+  check_rank(op, "lse", lse, 3, 3);
+  check_shape_equals(op, "lse", lse, Shape{q.shape[0], q.shape[1], q.shape[2]}, "[batch, sq, hq] (q's shape without head_dim)");
+}
+
 AttentionCall validate_attention(const AttentionCall& c) {
   const std::string_view op = "attention";
   check_tensor(op, "q", c.q, Role::input);
   check_tensor(op, "k", c.k, Role::input);
   check_tensor(op, "v", c.v, Role::input);
   check_tensor(op, "y", c.y, Role::output);
+  if (c.lse) check_tensor(op, "lse", *c.lse, Role::output);
   check_same_device(op, {{"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"y", &c.y}});
-  check_compute_dtype(op, "q", c.q);
-  check_dtype_equals(op, "k", c.k, c.q.dtype, "same as q");
-  check_dtype_equals(op, "v", c.v, c.q.dtype, "same as q");
-  check_output_dtype(op, c.y, "q", c.q);
-  check_rank(op, "q", c.q, 4, 4);
-  check_rank(op, "k", c.k, 4, 4);
-  check_rank(op, "v", c.v, 4, 4);
-  check_rank(op, "y", c.y, 4, 4);
-
-  const std::int64_t b = c.q.shape[0], sq = c.q.shape[1], hq = c.q.shape[2], d = c.q.shape[3];
-  const std::int64_t sk = c.k.shape[1], hkv = c.k.shape[2], dv = c.v.shape[3];
-  if (c.k.shape[0] != b || c.k.shape[3] != d)
-    throw_invalid_argument(op, "k", fmt::format("shape [{}, sk, hkv, {}] (batch and head_dim of q)", b, d),
-                           c.k.shape.str());
-  if (hkv == 0 || hq % hkv != 0)
-    throw_invalid_argument(op, "k", fmt::format("a kv head count that divides q's {} heads", hq), c.k.shape.str());
-  if (c.v.shape[0] != b || c.v.shape[1] != sk || c.v.shape[2] != hkv)
-    throw_invalid_argument(op, "v", fmt::format("shape [{}, {}, {}, dv] (batch, sk and hkv of k)", b, sk, hkv),
-                           c.v.shape.str());
-  check_shape_equals(op, "y", c.y, Shape{b, sq, hq, dv}, "[batch, sq, hq, dv]");
-
+  if (c.lse) check_same_device(op, {{"q", &c.q}, {"lse", &*c.lse}});
   AttentionCall out = c;
-  check_finite(op, "scale", c.scale);
-  if (out.scale == 0.0f) out.scale = d > 0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : 1.0f;
+  out.scale = check_attention_inputs(op, c.q, c.k, c.v, c.scale);
+  check_output_dtype(op, c.y, "q", c.q);
+  check_rank(op, "y", c.y, 4, 4);
+  check_shape_equals(op, "y", c.y, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]}, "[batch, sq, hq, dv]");
   check_no_overlap(op, {"y", &c.y}, {{"q", &c.q}, {"k", &c.k}, {"v", &c.v}});
+  if (c.lse) {
+    check_attention_lse(op, *c.lse, c.q);
+    check_no_overlap(op, {"lse", &*c.lse}, {{"q", &c.q}, {"k", &c.k}, {"v", &c.v}, {"y", &c.y}});
+  }
   return out;
 }
 

@@ -70,6 +70,12 @@ int check_rope_options(std::string_view op, std::string_view x_name, const Tenso
                        int rotary_dim, float theta, RopeStyle style, const std::optional<Tensor>& inv_freq);
 EmbeddingCall validate_embedding(const EmbeddingCall& c);
 AttentionCall validate_attention(const AttentionCall& c);
+// The tensors attention and attention_backward share: q's compute dtype, k
+// and v of q's dtype, the rank-4 shapes that agree (batch, head_dim, sk, a
+// kv head count dividing hq). Returns the scale resolved (0 -> 1/sqrt(d)).
+float check_attention_inputs(std::string_view op, const Tensor& q, const Tensor& k, const Tensor& v, float scale);
+// The row log-sum-exp's dtype (f32; f64 with f64 q) and shape [b, sq, hq].
+void check_attention_lse(std::string_view op, const Tensor& lse, const Tensor& q);
 QuantizeFp8Call validate_quantize_fp8(const QuantizeFp8Call& c);
 DequantizeFp8Call validate_dequantize_fp8(const DequantizeFp8Call& c);
 GemmFp8Call validate_gemm_fp8(const GemmFp8Call& c);

@@ -77,6 +77,7 @@ void CpuDevice::execute(StreamImpl& stream, const OpCall& call) {
     void operator()(const AdamwCall& c) const { cpu_ref::adamw(c); }
     void operator()(const GlobalNormCall& c) const { cpu_ref::global_norm(c); }
     void operator()(const RopeBackwardCall& c) const { cpu_ref::rope_backward(c); }
+    void operator()(const AttentionBackwardCall& c) const { cpu_ref::attention_backward(c); }
   };
   const std::optional<OpCall> kernel_call = prepare_kernel_call(call);
   if (!kernel_call) return;

@@ -45,6 +45,10 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         } else if constexpr (std::is_same_v<T, GemmCall>) {
           return when(backend, is_compute_float(c.a.dtype) && c.a.dtype == c.b.dtype, call, c.a.dtype);
         } else if constexpr (std::is_same_v<T, AttentionCall>) {
+          // The GPU attention kernels do not write the row log-sum-exp yet.
+          if (c.lse)
+            return Support{false, fmt::format("{}: attention with the lse output has no GPU kernel yet (it runs on "
+                                              "the cpu device)", backend)};
           return when(backend, is_compute_float(c.q.dtype), call, c.q.dtype);
         } else if constexpr (std::is_same_v<T, ReduceCall>) {
           return when(backend, is_compute_float(c.x.dtype), call, c.x.dtype);

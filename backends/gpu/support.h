@@ -20,7 +20,8 @@ inline constexpr bool gpu_lacks_kernel_v =
     std::is_same_v<Call, SoftmaxBackwardCall> || std::is_same_v<Call, NormBackwardCall> ||
     std::is_same_v<Call, UnaryBackwardCall> || std::is_same_v<Call, SwigluBackwardCall> ||
     std::is_same_v<Call, CrossEntropyCall> || std::is_same_v<Call, EmbeddingBackwardCall> ||
-    std::is_same_v<Call, AdamwCall> || std::is_same_v<Call, GlobalNormCall> || std::is_same_v<Call, RopeBackwardCall>;
+    std::is_same_v<Call, AdamwCall> || std::is_same_v<Call, GlobalNormCall> || std::is_same_v<Call, RopeBackwardCall> ||
+    std::is_same_v<Call, AttentionBackwardCall>;
 
 Support gpu_supports_call(std::string_view backend, const OpCall& call);
 
