@@ -100,6 +100,25 @@ void add_misc(std::vector<Case>& out) {
     attention("rows_causal_sq_gt_sk_1x4x3_h4kv2_d32", 1, 4, 3, 4, 2, 32, 32, true, 0.0f);
     attention("causal_sq_gt_sk_1x9x5_h2_d32", 1, 9, 5, 2, 2, 32, 32, true, 0.0f);
     attention("dv48_scale_1x7x19_h2_d32", 1, 7, 19, 2, 1, 32, 48, false, 0.3f);
+    // With the optional lse output (f32, [b, sq, hq]), on the blocked path,
+    // the row path (decode, and sq > sk with rows that see no key: -inf) and
+    // the grouped-query blocked path.
+    auto attention_lse = [&](std::string cls, std::int64_t b, std::int64_t sq, std::int64_t sk, std::int64_t hq,
+                             std::int64_t hkv, std::int64_t d) {
+      attention(std::move(cls), b, sq, sk, hq, hkv, d, d, true, 0.0f);
+      Case& c = out.back();
+      c.outputs.push_back({DType::f32, {b, sq, hq}, std::nullopt});
+      c.make_call = [](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+        AttentionCall a{in[0], in[1], in[2], outs[0], 0.0f, true};
+        a.lse = outs[1];
+        return a;
+      };
+    };
+    attention_lse("lse_causal_2x33x33_h4_d64", 2, 33, 33, 4, 4, 64);
+    attention_lse("lse_gqa_causal_1x16x70_h8kv2_d64", 1, 16, 70, 8, 2, 64);
+    attention_lse("lse_decode_1x1x257_h4kv1_d128", 1, 1, 257, 4, 1, 128);
+    attention_lse("lse_rows_causal_sq_gt_sk_1x4x3_h4kv2_d32", 1, 4, 3, 4, 2, 32);
+    attention_lse("lse_causal_sq_gt_sk_1x9x5_h2_d32", 1, 9, 5, 2, 2, 32);
 
     auto copy = [&](std::string cls, InputSpec x, Shape y) {
       Case c;

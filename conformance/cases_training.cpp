@@ -6,8 +6,12 @@
 // logits), embedding_backward (repeated ids, one id for every position, an
 // f32 table for 16-bit gradients), adamw_step (first and later steps, a
 // master copy for 16-bit params), global_norm (several tensors, several
-// chunks), rope_backward (neox / gptj, partial, inv_freq). Shapes are kept
+// chunks), rope_backward (neox / gptj, partial, inv_freq), attention_backward
+// (causal, grouped-query, sq != sk, decode, a NaN gradient). Shapes are kept
 // small: every case runs on every device in CI.
+#include <algorithm>
+#include <cmath>
+
 #include "conformance/cases.h"
 
 namespace hal::conformance::cases {
@@ -207,6 +211,41 @@ void add_training(std::vector<Case>& out) {
     rope_backward("neox_2x17x3x64", {2, 17, 3, 64}, RopeStyle::neox, 0, false);
     rope_backward("gptj_partial_rd16_1x5x2x40", {1, 5, 2, 40}, RopeStyle::gptj, 16, false);
     rope_backward("neox_inv_freq_1x9x2x48", {1, 9, 2, 48}, RopeStyle::neox, 0, true);
+
+    // attention_backward: y, dy and lse are inputs like any other (the
+    // gradient is a function of all six), lse drawn around log(sk) so that
+    // P = exp(s - lse) has a forward's magnitudes. Shapes: key counts across
+    // the CPU's 64-key blocks and query counts across its 16-query blocks
+    // (primes), grouped-query heads, sq != sk under the causal mask (rows
+    // that see no key when sq > sk), a decode step, dv != d with a scale.
+    auto attention_backward = [&](std::string cls, std::int64_t b, std::int64_t sq, std::int64_t sk, std::int64_t hq,
+                                  std::int64_t hkv, std::int64_t d, std::int64_t dv, bool causal, float scale,
+                                  std::vector<Special> dy_specials = {}) {
+      Case c;
+      c.op = "attention_backward";
+      c.name = case_name(c.op, dt, cls);
+      c.dtype = dt;
+      const double log_sk = std::log(static_cast<double>(std::max<std::int64_t>(sk, 1)));
+      c.inputs = {input(dt, {b, sq, hq, d}), input(dt, {b, sk, hkv, d}), input(dt, {b, sk, hkv, dv}),
+                  input(dt, {b, sq, hq, dv}, normal(0.0, 0.5)), input(dt, {b, sq, hq, dv}),
+                  input(DType::f32, {b, sq, hq}, uniform(log_sk, log_sk + 1.0))};
+      c.inputs[4].gen.specials = std::move(dy_specials);
+      c.outputs = {{dt, {b, sq, hq, d}, std::nullopt}, {dt, {b, sk, hkv, d}, std::nullopt},
+                   {dt, {b, sk, hkv, dv}, std::nullopt}};
+      c.make_call = [causal, scale](std::span<const Tensor> in, std::span<const Tensor> outs) -> OpCall {
+        return AttentionBackwardCall{in[0], in[1], in[2], in[3], in[4], in[5], outs[0], outs[1], outs[2], scale, causal};
+      };
+      out.push_back(std::move(c));
+    };
+    attention_backward("noncausal_1x17x33_h4_d64", 1, 17, 33, 4, 4, 64, 64, false, 0.0f);
+    attention_backward("causal_2x33x33_h4_d64", 2, 33, 33, 4, 4, 64, 64, true, 0.0f);
+    attention_backward("gqa_causal_1x37x131_h6kv2_d40", 1, 37, 131, 6, 2, 40, 40, true, 0.0f);
+    attention_backward("gqa_noncausal_2x19x67_h4kv1_d32", 2, 19, 67, 4, 1, 32, 32, false, 0.0f);
+    attention_backward("decode_1x1x257_h4kv1_d128", 1, 1, 257, 4, 1, 128, 128, true, 0.0f);
+    attention_backward("causal_sq_gt_sk_1x9x5_h2_d32", 1, 9, 5, 2, 2, 32, 32, true, 0.0f);  // queries 0..3 see no key
+    attention_backward("dv48_scale_1x7x19_h2_d32", 1, 7, 19, 2, 1, 32, 48, false, 0.3f);
+    // A NaN in dy of query 2, head 1: its dq and the dk, dv of every key it sees become NaN.
+    attention_backward("nan_dy_1x5x9_h2_d16", 1, 5, 9, 2, 2, 16, 16, false, 0.0f, {{(2 * 2 + 1) * 16 + 3, NAN}});
   }
 }
 

@@ -356,12 +356,54 @@ std::vector<double> attention_bounds(const AttentionCall& c, std::span<const dou
   return out;
 }
 
+// attention's optional lse (output 1) = m + log(l), l = sum exp(s_j - m).
+// lse does not depend on m in exact arithmetic, so m's error cancels; what
+// remains: each score's error (dot of length d, the scale), the subtraction
+// s_j - m (u32 * 2 amax) and exp's ulps, per term (relative in l); the sum of
+// `valid` terms and up to `valid` online rescales, each an exp of a rounded
+// difference of two maxima (kT + 2 u32 * 2 amax relative); log's ulps and the
+// final add.
+std::vector<double> attention_lse_bounds(const AttentionCall& c, std::span<const double> ref, const Finisher& fin) {
+  const std::vector<double> q = gather(c.q), k = gather(c.k);
+  const std::int64_t B = c.q.shape[0], sq = c.q.shape[1], hq = c.q.shape[2], d = c.q.shape[3];
+  const std::int64_t sk = c.k.shape[1], hkv = c.k.shape[2];
+  const std::int64_t group = hkv == 0 ? 1 : hq / hkv;
+  const double scale = c.scale, t = kTranscendentalUlps * kEps32;
+  const double gdot = gamma(static_cast<double>(d + 1));
+  std::vector<double> out(ref.size(), 0.0);
+  for (std::int64_t bi = 0; bi < B; ++bi)
+    for (std::int64_t i = 0; i < sq; ++i)
+      for (std::int64_t h = 0; h < hq; ++h) {
+        const std::int64_t kh = h / group;
+        const double* qr = q.data() + ((bi * sq + i) * hq + h) * d;
+        double amax = 0, dmax = 0;
+        std::int64_t valid = 0;
+        for (std::int64_t j = 0; j < sk; ++j) {
+          if (c.causal && j > i + (sk - sq)) continue;
+          const double* kr = k.data() + ((bi * sk + j) * hkv + kh) * d;
+          double dot = 0, absdot = 0;
+          for (std::int64_t e = 0; e < d; ++e) dot += qr[e] * kr[e], absdot += std::fabs(qr[e] * kr[e]);
+          amax = std::max(amax, std::fabs(scale * dot));
+          dmax = std::max(dmax, gdot * std::fabs(scale) * absdot);
+          ++valid;
+        }
+        const std::size_t e = static_cast<std::size_t>((bi * sq + i) * hq + h);
+        if (valid == 0) continue;  // -inf, exactly
+        const double n = static_cast<double>(valid), per_term = 2.0 * kU32 * 2.0 * amax + t;
+        const double rel_l = dmax + per_term + gamma(n) + n * (per_term + kU32);
+        // |log l| = |lse - m| <= |lse| + amax: log's ulps on that, then the add.
+        out[e] = fin(rel_l + t * (std::fabs(ref[e]) + amax) + kU32 * std::fabs(ref[e]) + n * kFltMin, ref[e]);
+      }
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> element_bounds(const OpCall& given, std::size_t output, std::span<const double> ref,
                                    DType out_dtype) {
   const Finisher fin{out_dtype};
-  // The forward ops below have a single output; the training ops dispatch on `output`.
+  // The forward ops below have a single output (attention: y, then the
+  // optional lse); the training ops dispatch on `output`.
   // Resolve defaults the way every backend sees them (rotary_dim 0 -> head_dim,
   // attention scale 0 -> 1/sqrt(d), negative axes).
   const OpCall call = ops::validate(given);
@@ -376,7 +418,8 @@ std::vector<double> element_bounds(const OpCall& given, std::size_t output, std:
         else if constexpr (std::is_same_v<C, SoftmaxCall>) return softmax_bounds(c, ref, fin);
         else if constexpr (std::is_same_v<C, NormCall>) return norm_bounds(c, ref, fin);
         else if constexpr (std::is_same_v<C, RopeCall>) return rope_bounds(c, ref, fin);
-        else if constexpr (std::is_same_v<C, AttentionCall>) return attention_bounds(c, ref, fin);
+        else if constexpr (std::is_same_v<C, AttentionCall>)
+          return output == 1 ? attention_lse_bounds(c, ref, fin) : attention_bounds(c, ref, fin);
         else if constexpr (std::is_same_v<C, GemmFp8Call>) return gemm_fp8_bounds(c, ref, out_dtype);
         else if constexpr (std::is_same_v<C, GemmFp8GroupedCall>) return gemm_fp8_grouped_bounds(c, ref, out_dtype);
         // training ops (contract_training.cpp)

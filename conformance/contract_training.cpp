@@ -355,4 +355,79 @@ std::vector<double> training_bounds(const GlobalNormCall& c, std::size_t, std::s
   return {fin((0.5 * gamma(n + 1.0) + kSqrtUlps * kEps32) * y + std::sqrt(n * kEta32), ref[0])};
 }
 
+std::vector<double> training_bounds(const AttentionBackwardCall& c, std::size_t output, std::span<const double> ref,
+                                    const Finish& fin) {
+  // Per (query, head, visible key): the score s (a dot of length d and the
+  // scale: gamma(d + 1) |scale| sum |q k|), P = exp(s - lse) (s's error, the
+  // subtraction's rounding and exp's ulps, relative in P; lse is an input),
+  // dp = dy . v and D = dy . y (gamma(dv) sum |terms| each), g = dp - D (one
+  // rounding), dS = P g (P's relative error on |P g|, g's error times P, one
+  // rounding). Then each output is a sum of products in some fixed order:
+  //   dv_j = sum P dy:            gamma(n + 1) sum |P dy| + sum |dy| err(P)
+  //   dk_j = scale sum dS q:      |scale| (gamma(n + 1) sum |dS q| + sum |q| err(dS)) + u32 |dk|
+  //   dq_i = scale sum_j dS k:    likewise over the query's visible keys
+  // with n the number of terms; P below FLT_MIN may flush to 0 (kFltMin each).
+  const std::vector<double> q = gather(c.q), k = gather(c.k), v = gather(c.v), y = gather(c.y), dy = gather(c.dy),
+                            lse = gather(c.lse);
+  const std::int64_t B = c.q.shape[0], sq = c.q.shape[1], hq = c.q.shape[2], d = c.q.shape[3];
+  const std::int64_t sk = c.k.shape[1], hkv = c.k.shape[2], dv = c.v.shape[3];
+  const std::int64_t group = hkv == 0 ? 1 : hq / hkv;
+  const double scale = c.scale, as = std::fabs(scale);
+  const double gd = gamma(static_cast<double>(d + 1)), gv = gamma(static_cast<double>(dv));
+  // Per output element: sum of |terms| and sum of propagated errors, and the term count.
+  std::vector<double> mag(ref.size(), 0.0), err(ref.size(), 0.0), terms(ref.size(), 0.0);
+  for (std::int64_t bi = 0; bi < B; ++bi)
+    for (std::int64_t h = 0; h < hq; ++h) {
+      const std::int64_t kh = h / group;
+      for (std::int64_t i = 0; i < sq; ++i) {
+        const std::size_t row = static_cast<std::size_t>((bi * sq + i) * hq + h);
+        const double* qr = q.data() + row * static_cast<std::size_t>(d);
+        const double* dyr = dy.data() + row * static_cast<std::size_t>(dv);
+        const double* yr = y.data() + row * static_cast<std::size_t>(dv);
+        double D = 0, D_abs = 0;
+        for (std::int64_t e = 0; e < dv; ++e) D += dyr[e] * yr[e], D_abs += std::fabs(dyr[e] * yr[e]);
+        const double e_D = gv * D_abs;
+        for (std::int64_t j = 0; j < sk; ++j) {
+          if (!visible(c.causal, i, j, sq, sk)) continue;
+          const std::size_t key = static_cast<std::size_t>((bi * sk + j) * hkv + kh);
+          const double* kr = k.data() + key * static_cast<std::size_t>(d);
+          const double* vr = v.data() + key * static_cast<std::size_t>(dv);
+          double dot = 0, absdot = 0, dp = 0, dp_abs = 0;
+          for (std::int64_t e = 0; e < d; ++e) dot += qr[e] * kr[e], absdot += std::fabs(qr[e] * kr[e]);
+          for (std::int64_t e = 0; e < dv; ++e) dp += dyr[e] * vr[e], dp_abs += std::fabs(dyr[e] * vr[e]);
+          const double x = scale * dot - lse[row];
+          const double P = std::exp(x);
+          const double rel_P = gd * as * absdot + kU32 * std::fabs(x) + kT;
+          const double e_P = P * rel_P + kFltMin;
+          const double g = dp - D, e_g = gv * dp_abs + e_D + kU32 * std::fabs(g);
+          const double ds = P * g, e_ds = e_P * std::fabs(g) + P * e_g + kU32 * std::fabs(ds);
+          if (output == 2) {
+            for (std::int64_t e = 0; e < dv; ++e) {
+              const std::size_t o = key * static_cast<std::size_t>(dv) + static_cast<std::size_t>(e);
+              mag[o] += P * std::fabs(dyr[e]), err[o] += e_P * std::fabs(dyr[e]), terms[o] += 1;
+            }
+          } else if (output == 1) {
+            for (std::int64_t e = 0; e < d; ++e) {
+              const std::size_t o = key * static_cast<std::size_t>(d) + static_cast<std::size_t>(e);
+              mag[o] += std::fabs(ds * qr[e]), err[o] += e_ds * std::fabs(qr[e]), terms[o] += 1;
+            }
+          } else {
+            for (std::int64_t e = 0; e < d; ++e) {
+              const std::size_t o = row * static_cast<std::size_t>(d) + static_cast<std::size_t>(e);
+              mag[o] += std::fabs(ds * kr[e]), err[o] += e_ds * std::fabs(kr[e]), terms[o] += 1;
+            }
+          }
+        }
+      }
+    }
+  std::vector<double> out(ref.size(), 0.0);
+  for (std::size_t o = 0; o < ref.size(); ++o) {
+    if (terms[o] == 0) continue;  // no term: exactly 0
+    const double sum_err = gamma(terms[o] + 1.0) * mag[o] + err[o] + terms[o] * kEta32;
+    const double e = output == 2 ? sum_err : as * sum_err + kU32 * std::fabs(ref[o]);
+    out[o] = fin(e, ref[o]);
+  }
+  return out;
+}
+
 }  // namespace hal::conformance::contract

@@ -30,6 +30,8 @@ std::vector<double> training_bounds(const AdamwCall& c, std::size_t output, std:
                                     const Finish& finish);
 std::vector<double> training_bounds(const GlobalNormCall& c, std::size_t output, std::span<const double> ref,
                                     const Finish& finish);
+std::vector<double> training_bounds(const AttentionBackwardCall& c, std::size_t output, std::span<const double> ref,
+                                    const Finish& finish);
 // rope_backward: rope's bound (contract.cpp) with dy for x; the inverse
 // rotation negates sin exactly, so the analysis is the forward's.
 

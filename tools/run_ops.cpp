@@ -41,7 +41,9 @@ const std::vector<OpSpec>& table() {
     v.push_back({"cast", {"x"}, {}, {"dtype", "scale"}, "y = dtype(x * scale)"});
     v.push_back({"embedding", {"table", "ids"}, {}, {}, "y = table[ids]"});
     v.push_back({"attention", {"q", "k", "v"}, {}, {"scale", "causal"},
-                 "softmax(scale q k^T) v; q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv]"});
+                 "softmax(scale q k^T) v; q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv]; lse, when "
+                 "asked, is each row's log-sum-exp [b, sq, hq] f32 (for attention_backward)",
+                 {"y"}, {"lse"}});
     v.push_back({"copy", {"x"}, {}, {"perm"}, "y = x, or x with its axes permuted (perm=1,0,2)"});
     v.push_back({"fill_random", {}, {}, {"shape", "dtype", "seed", "distribution", "a", "b"},
                  "Philox random numbers: uniform [a, b) or normal (mean a, std b)"});
@@ -480,7 +482,10 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     c.y = arena.allocate(c.q.dtype, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]});
     c.scale = attrs.get_float("scale", 0.0f);
     c.causal = attrs.get_bool("causal", false);
-    return {c, {{"y", c.y}}};
+    if (requested.count("lse") == 0) return {c, {{"y", c.y}}};
+    c.lse = arena.allocate(c.q.dtype == DType::f64 ? DType::f64 : DType::f32,
+                           Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2]});
+    return {c, {{"y", c.y}, {"lse", *c.lse}}};
   }
   if (op == "copy") {
     CopyCall c;

@@ -53,6 +53,10 @@ void add_training_op_specs(std::vector<OpSpec>& v) {
                "sqrt of the sum of squares of x0, x1, ... in that order (a [] f32 result)"});
   v.push_back({"rope_backward", {"dy", "positions"}, {"inv_freq"}, {"theta", "style", "rotary_dim"},
                "dx = dy rotated back (rope's options)", {"dx"}});
+  v.push_back({"attention_backward", {"q", "k", "v", "y", "dy", "lse"}, {}, {"scale", "causal"},
+               "dq, dk, dv of attention from its q, k, v, its output y and lse (`hal run attention --out y=.. "
+               "--out lse=..`) and dy; options as the forward",
+               {"dq", "dk", "dv"}});
 }
 
 std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<std::string, HostArray>& in,
@@ -185,6 +189,21 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
       c.inv_freq = arena.upload_as(f, want);
     }
     return BuiltCall{c, {{"dx", c.dx}}};
+  }
+  if (op == "attention_backward") {
+    AttentionBackwardCall c;
+    c.q = arena.upload(input(in, "q"));
+    c.k = arena.upload(input(in, "k"));
+    c.v = arena.upload(input(in, "v"));
+    c.y = arena.upload(input(in, "y"));
+    c.dy = arena.upload(input(in, "dy"));
+    c.lse = arena.upload_as(input(in, "lse"), c.q.dtype == DType::f64 ? DType::f64 : DType::f32);
+    c.dq = arena.allocate(c.q.dtype, c.q.shape);
+    c.dk = arena.allocate(c.k.dtype, c.k.shape);
+    c.dv = arena.allocate(c.v.dtype, c.v.shape);
+    c.scale = attrs.get_float("scale", 0.0f);
+    c.causal = attrs.get_bool("causal", false);
+    return BuiltCall{c, {{"dq", c.dq}, {"dk", c.dk}, {"dv", c.dv}}};
   }
   return std::nullopt;
 }

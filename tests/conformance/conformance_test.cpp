@@ -112,7 +112,7 @@ TEST(Registry, TrainingOpsAreCovered) {
   for (const char* op : {"softmax_backward", "log_softmax_backward", "layernorm_backward", "rmsnorm_backward",
                          "gelu_backward", "gelu_tanh_backward", "silu_backward", "relu_backward", "sigmoid_backward",
                          "tanh_backward", "exp_backward", "swiglu_backward", "cross_entropy", "embedding_backward",
-                         "adamw_step", "global_norm", "rope_backward"})
+                         "adamw_step", "global_norm", "rope_backward", "attention_backward"})
     for (const char* dt : {"f32", "f16", "bf16"}) EXPECT_FALSE(select_cases(op, dt).empty()) << op << " " << dt;
 }
 
@@ -198,6 +198,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FaultCase{Fault::write_past_end, "swiglu_backward/f16/n_4099", "past the end"},
                       FaultCase{Fault::dropped_nan, "softmax_backward/f32/nan_dy_3x16", "NaN expected"},
                       FaultCase{Fault::nondeterministic, "rmsnorm_backward/f32/many_rows_300x17", "not deterministic"},
+                      FaultCase{Fault::beyond_bound, "attention_backward/bf16/gqa_causal_1x37x131_h6kv2_d40", "> bound"},
+                      FaultCase{Fault::dropped_nan, "attention_backward/f32/nan_dy_1x5x9_h2_d16", "NaN expected"},
                       // The model-level training step: the first stage past its bound is named.
                       FaultCase{Fault::beyond_bound,
                                 "model_training/f32/llama_layer_step_s33_h256_q4_kv2_d64_ffn512_v256_adamw",

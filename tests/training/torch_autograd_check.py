@@ -5,7 +5,8 @@ Every training op runs through `hal run` on the CPU in float64 (the suite's
 oracle path) on random inputs, and the same computation is differentiated by
 torch.autograd in float64 (Debian's python3-torch, CPU): the gradients must
 agree to 1e-9 relative. AdamW is compared with torch.optim.AdamW's step from
-the same state. Usage: torch_autograd_check.py HAL_BINARY WORK_DIR. Exits 77
+the same state. attention's y and lse and attention_backward's gradients are
+compared with torch's own attention written out and differentiated. Usage: torch_autograd_check.py HAL_BINARY WORK_DIR. Exits 77
 (skipped) when torch or numpy is missing.
 """
 import os
@@ -178,9 +179,47 @@ check("adamw_step param", out["param"], param.detach())
 check("adamw_step m", out["m"], opt.state[param]["exp_avg"])
 check("adamw_step v", out["v"], opt.state[param]["exp_avg_sq"])
 
+# attention: the forward's y and lse (hal's layout: q [b, sq, hq, d], lse
+# [b, sq, hq]) against torch's, then attention_backward's dq, dk, dv against
+# autograd: grouped-query heads, causal with sq < sk and sq > sk (queries that
+# see no key get zeros, and lse -inf), across the CPU's 64-key blocks.
+for b, sq, sk, hq, hkv, d, dv, causal in ((2, 5, 9, 4, 2, 8, 6, False), (1, 19, 70, 4, 1, 16, 16, True),
+                                          (1, 7, 4, 2, 2, 8, 8, True)):
+    q, k, v = rng.normal(0, 1, (b, sq, hq, d)), rng.normal(0, 1, (b, sk, hkv, d)), rng.normal(0, 1, (b, sk, hkv, dv))
+    dy = rng.normal(0, 1, (b, sq, hq, dv))
+    scale = 0.375
+    qt, kt, vt = t(q), t(k), t(v)
+    group = hq // hkv
+    kr, vr = kt.repeat_interleave(group, dim=2), vt.repeat_interleave(group, dim=2)
+    s = torch.einsum("bihd,bjhd->bhij", qt, kr) * scale
+    if causal:
+        i = torch.arange(sq)[:, None]
+        j = torch.arange(sk)[None, :]
+        s = s.masked_fill(j > i + (sk - sq), float("-inf"))
+    lse = torch.logsumexp(s, -1)  # -inf for a row without keys
+    p = torch.nan_to_num(torch.exp(s - lse[..., None]), nan=0.0)  # such a row: zeros, as hal's y
+    y = torch.einsum("bhij,bjhd->bihd", p, vr)
+    dq, dk, dv_ = grads(y, dy, qt, kt, vt)
+    label = f"attention b{b} sq{sq} sk{sk} h{hq}/{hkv} causal={causal}"
+    attrs = {"scale": scale, "causal": int(causal)}
+    fwd = hal_run("attention", {"q": q, "k": k, "v": v}, ["y", "lse"], attrs)
+    check(f"{label} y", fwd["y"], y)
+    want_lse = lse.permute(0, 2, 1).detach().numpy()
+    finite = np.isfinite(want_lse)
+    assert np.array_equal(finite, np.isfinite(fwd["lse"])), f"{label}: lse -inf in other rows than torch's"
+    check(f"{label} lse", np.where(finite, fwd["lse"], 0.0), np.where(finite, want_lse, 0.0))
+    out = hal_run("attention_backward", {"q": q, "k": k, "v": v, "y": fwd["y"], "dy": dy, "lse": fwd["lse"]},
+                  ["dq", "dk", "dv"], attrs)
+    check(f"attention_backward {label} dq", out["dq"], dq)
+    check(f"attention_backward {label} dk", out["dk"], dk)
+    check(f"attention_backward {label} dv", out["dv"], dv_)
+
 # global_norm
 xs = [rng.normal(0, 1, (17, 3)), rng.normal(0, 2, 100)]
 out = hal_run("global_norm", {"x0": xs[0], "x1": xs[1]}, ["y"])
 check("global_norm", out["y"], torch.linalg.vector_norm(torch.cat([torch.tensor(a).flatten() for a in xs])))
 
 print(f"{len(worst)} comparisons, worst relative difference {max(worst.values()):.3g} ({max(worst, key=worst.get)})")
+attn = {k: e for k, e in worst.items() if k.startswith("attention_backward")}
+print(f"attention_backward: {len(attn)} comparisons, worst relative difference {max(attn.values()):.3g} "
+      f"({max(attn, key=attn.get)})")

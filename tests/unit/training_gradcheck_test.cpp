@@ -205,6 +205,44 @@ TEST(TrainingGradcheck, RopeBackward) {
   }
 }
 
+// dq, dk, dv from the forward's y and lse: grouped-query heads (dk, dv sum
+// over two query heads), causal with sq < sk and sq > sk (queries that see
+// no key: dq = 0), and 70 keys, two of the CPU's key blocks.
+TEST(TrainingGradcheck, AttentionBackward) {
+  struct Shape5 {
+    std::int64_t b, sq, sk, hq, hkv, d, dv;
+    bool causal;
+  };
+  for (const Shape5& g : {Shape5{2, 3, 5, 4, 2, 3, 2, false}, Shape5{1, 4, 6, 2, 1, 3, 2, true},
+                          Shape5{1, 6, 3, 2, 2, 2, 3, true}, Shape5{1, 2, 70, 2, 1, 2, 2, true}}) {
+    const Shape qs{g.b, g.sq, g.hq, g.d}, ks{g.b, g.sk, g.hkv, g.d}, vs{g.b, g.sk, g.hkv, g.dv};
+    const Shape ys{g.b, g.sq, g.hq, g.dv}, ls{g.b, g.sq, g.hq};
+    const auto count = [](const Shape& s) { return static_cast<std::size_t>(hal::checked_numel(s)); };
+    const std::size_t nq = count(qs), nk = count(ks), nv = count(vs), ny = count(ys);
+    Vec q = random_vec(nq, 30), k = random_vec(nk, 31), v = random_vec(nv, 32), dy = random_vec(ny, 33);
+    const float scale = 0.6f;
+    auto forward = [&](Vec qi, Vec ki, Vec vi, Vec* lse_out = nullptr) {
+      Vec y(ny), lse(count(ls));
+      hal::AttentionCall a{f64(qi, qs), f64(ki, ks), f64(vi, vs), f64(y, ys), scale, g.causal};
+      a.lse = f64(lse, ls);
+      run(a);
+      if (lse_out) *lse_out = lse;
+      return y;
+    };
+    Vec lse;
+    Vec y = forward(q, k, v, &lse);
+    Vec dq(nq, 99.0), dk(nk, 99.0), dv(nv, 99.0);
+    run(hal::AttentionBackwardCall{f64(q, qs), f64(k, ks), f64(v, vs), f64(y, ys), f64(dy, ys), f64(lse, ls),
+                                   f64(dq, qs), f64(dk, ks), f64(dv, vs), scale, g.causal});
+    SCOPED_TRACE(::testing::Message() << "b " << g.b << " sq " << g.sq << " sk " << g.sk << " causal " << g.causal);
+    expect_gradient(dq, numeric_gradient([&](const Vec& x) { return dot(dy, forward(x, k, v)); }, q), "dq");
+    expect_gradient(dk, numeric_gradient([&](const Vec& x) { return dot(dy, forward(q, x, v)); }, k), "dk");
+    expect_gradient(dv, numeric_gradient([&](const Vec& x) { return dot(dy, forward(q, k, x)); }, v), "dv");
+    // lse is the row's log-sum-exp (finite for a query that sees a key).
+    for (double l : lse) EXPECT_FALSE(std::isnan(l));
+  }
+}
+
 // Not a gradient: AdamW against torch.optim.AdamW's update written out in double.
 TEST(TrainingGradcheck, AdamwMatchesTheUpdateRule) {
   const std::size_t n = 9;
