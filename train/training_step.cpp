@@ -7,10 +7,6 @@
 #include "hal/error.h"
 #include "ops/ops.h"
 
-#ifndef HAL_TRAIN_ATTENTION
-#define HAL_TRAIN_ATTENTION 0
-#endif
-
 namespace hal::train {
 
 namespace {
@@ -165,14 +161,10 @@ void TrainingStep::build_stages() {
     st.push_back({p + "v_proj", gemm(t(p + "h"), t(p + "wv"), t(p + "v"))});
     st.push_back({p + "rope_q", rope(p + "q", p + "q_rot", m.heads)});
     st.push_back({p + "rope_k", rope(p + "k", p + "k_rot", m.kv_heads)});
-#if HAL_TRAIN_ATTENTION
     AttentionCall attn{heads(t(p + "q_rot"), m, m.heads), heads(t(p + "k_rot"), m, m.kv_heads),
                        heads(t(p + "v"), m, m.kv_heads), heads(t(p + "attn"), m, m.heads), 0.0f, true};
     attn.lse = t(p + "lse");
     st.push_back({p + "attention", attn});
-#else
-    st.push_back({p + "attention", CopyCall{t(p + "q_rot"), t(p + "attn")}});
-#endif
     st.push_back({p + "o_proj", gemm(t(p + "attn"), t(p + "wo"), t(p + "attn_out"))});
     st.push_back({p + "residual_1", add_call(in, p + "attn_out", p + "x2")});
     st.push_back({p + "mlp_norm", norm(p + "x2", p + "mlp_norm", p + "h2")});
@@ -210,16 +202,12 @@ void TrainingStep::build_stages() {
     st.push_back({p + "residual_2_backward", add_call(dout, p + "d.x2_norm", p + "d.x2")});
     st.push_back({p + "o_proj_dweight", gemm(t(p + "attn"), t(p + "d.x2"), t("d." + p + "wo"), true, false)});
     st.push_back({p + "o_proj_dx", gemm(t(p + "d.x2"), t(p + "wo"), t(p + "d.attn"), false, true)});
-#if HAL_TRAIN_ATTENTION
     st.push_back({p + "attention_backward",
                   AttentionBackwardCall{heads(t(p + "q_rot"), m, m.heads), heads(t(p + "k_rot"), m, m.kv_heads),
                                         heads(t(p + "v"), m, m.kv_heads), heads(t(p + "attn"), m, m.heads),
                                         heads(t(p + "d.attn"), m, m.heads), t(p + "lse"),
                                         heads(t(p + "d.q_rot"), m, m.heads), heads(t(p + "d.k_rot"), m, m.kv_heads),
                                         heads(t(p + "d.v"), m, m.kv_heads), 0.0f, true}});
-#else
-    st.push_back({p + "attention_backward", CopyCall{t(p + "d.attn"), t(p + "d.q_rot")}});
-#endif
     st.push_back({p + "rope_q_backward", rope_backward(p + "d.q_rot", p + "d.q", m.heads)});
     st.push_back({p + "rope_k_backward", rope_backward(p + "d.k_rot", p + "d.k", m.kv_heads)});
     st.push_back({p + "q_proj_dweight", gemm(t(p + "h"), t(p + "d.q"), t("d." + p + "wq"), true, false)});
@@ -269,10 +257,6 @@ void TrainingStep::set_batch(Stream& s, const std::vector<std::int32_t>& ids, co
 
 void TrainingStep::zero_accumulated_gradients(Stream& s) {
   std::vector<std::string> names = {"d.tok_embed"};
-#if !HAL_TRAIN_ATTENTION
-  for (std::int64_t l = 0; l < shape_.layers; ++l)
-    for (const char* a : {"d.k_rot", "d.v", "lse"}) names.push_back(fmt::format("l{}.{}", l, a));
-#endif
   for (const std::string& name : names) {
     const Tensor& g = tensor(name);
     s.memset(g.data, 0, static_cast<std::size_t>(g.numel()) * dtype_size(g.dtype));  // 0.0 in every float dtype

@@ -4,6 +4,9 @@
 1. The loss falls below LOSS_TARGET within STEPS steps (the default model:
    2 layers, d_model 128, 4 query heads on 2 kv heads, byte vocabulary 256, on
    Debian's GPL-3 text), with 2 threads, and the run takes under a minute.
+   "Below" is the mean over the last 10 steps (a batch of 512 bytes makes one
+   step's loss noisy). A model without working attention (a bigram model)
+   stays near 2.5 on this text; with it, about 1.9-2.0 at step 150.
 2. The same seed with 1 thread gives the same loss curve bit for bit.
 3. --record then --compare on the CPU passes (bit for bit); a recording with
    one step's loss changed by 5% fails naming that step; a recording of
@@ -50,8 +53,9 @@ assert len(curve2) == STEPS
 first_below = next((i + 1 for i, l in enumerate(curve2) if l < LOSS_TARGET), None)
 print(f"loss {curve2[0]:.4f} -> {curve2[-1]:.4f}; first below {LOSS_TARGET} at step {first_below}")
 assert curve2[0] > 5.0, f"the first step's loss {curve2[0]} is not that of an untrained model"
-assert first_below is not None, f"the loss never fell below {LOSS_TARGET} in {STEPS} steps (last {curve2[-1]})"
-assert sum(curve2[-10:]) / 10 < LOSS_TARGET + 0.2, "the loss does not stay low"
+last10 = sum(curve2[-10:]) / 10
+print(f"mean of the last 10 steps {last10:.4f} (must be below {LOSS_TARGET})")
+assert last10 < LOSS_TARGET, f"the loss did not fall below {LOSS_TARGET} in {STEPS} steps: last 10 steps' mean {last10:.4f}"
 
 train("1 thread", "--threads", "1", "--json", j1, "--quiet")
 curve1 = json.load(open(j1))["loss"]

@@ -14,7 +14,8 @@ checks it with Debian's python3-torch (CPU) in float64:
    the chain of backward ops is the gradient of the layer.
 2. hal's f32 and bf16 steps on the CPU, stage by stage: torch computes each
    stage (the forward op, or torch.autograd of it for a backward stage, or
-   AdamW) in float64 from the inputs that stage read, and every output element
+   AdamW; attention_backward by its defining formula on the y and lse it was
+   given, see stage_reference) in float64 from the inputs that stage read, and every output element
    of hal must lie within the contract's bound of it (the bound the suite
    computes, written beside the output): score = |hal - torch| / bound <= 1
    (bound 0: exact). The worst score per dtype is reported.
@@ -152,10 +153,27 @@ def stage_reference(op, a, ins):
         (dx,) = torch.autograd.grad(rope(x, ins["positions"], a["theta"]), (x,), ins["dy"])
         return {"dx": dx}
     if op == "attention_backward":
-        q, k, v = req(ins["q"]), req(ins["k"]), req(ins["v"])
-        y, _ = attention(q, k, v, a["scale"], bool(a["causal"]))
-        dq, dk, dv = torch.autograd.grad(y, (q, k, v), ins["dy"])
-        return {"dq": dq, "dk": dk, "dv": dv}
+        # The op's gradient is defined on the y and lse it is given (hal/op_training.h):
+        # P = exp(scale Q K^T + mask - lse), D = rowsum(dy * y). In f32 and bf16 those are
+        # the forward's rounded outputs, not the exact ones torch.autograd would recompute
+        # (a bf16 y moves D by up to 2^-9 relative), so the reference is that formula in
+        # float64 on the stage's own inputs; with exact y and lse it is autograd's result
+        # (part 1 checks the whole chain against autograd in fp64).
+        q, k, v, y, dy, lse = ins["q"], ins["k"], ins["v"], ins["y"], ins["dy"], ins["lse"]
+        g = q.shape[2] // k.shape[2]
+        kk, vv = k.repeat_interleave(g, dim=2), v.repeat_interleave(g, dim=2)
+        s_ = torch.einsum("bqhd,bkhd->bhqk", q, kk) * a["scale"]
+        if a["causal"]:
+            sq, sk = s_.shape[-2:]
+            s_ = s_.masked_fill(torch.arange(sk)[None, :] > torch.arange(sq)[:, None] + (sk - sq), float("-inf"))
+        p = torch.exp(s_ - lse.transpose(1, 2)[..., None])
+        d = (dy * y).sum(-1).transpose(1, 2)[..., None]  # [b, h, q, 1]
+        dv_ = torch.einsum("bhqk,bqhd->bkhd", p, dy)
+        ds = p * (torch.einsum("bqhd,bkhd->bhqk", dy, vv) - d)
+        dq = a["scale"] * torch.einsum("bhqk,bkhd->bqhd", ds, kk)
+        dk_ = a["scale"] * torch.einsum("bhqk,bqhd->bkhd", ds, q)
+        fold = lambda t: t.reshape(t.shape[0], t.shape[1], k.shape[2], g, t.shape[3]).sum(3)  # query heads -> kv head
+        return {"dq": dq, "dk": fold(dk_), "dv": fold(dv_)}
     if op == "embedding_backward":
         t = req(torch.zeros_like(ins["dtable"]))
         (dt,) = torch.autograd.grad(F.embedding(ins["ids"].long(), t), (t,), ins["dy"])

@@ -52,7 +52,7 @@ std::string attributes(const OpCall& call) {
           return fmt::format("eps={:.9g}", c.eps);
         else if constexpr (std::is_same_v<C, RopeCall> || std::is_same_v<C, RopeBackwardCall>)
           return fmt::format("theta={:.9g}", c.theta);
-        else if constexpr (std::is_same_v<C, AttentionCall>)
+        else if constexpr (std::is_same_v<C, AttentionCall> || std::is_same_v<C, AttentionBackwardCall>)
           return fmt::format("scale={:.9g} causal={}", c.scale, int(c.causal));
         else if constexpr (std::is_same_v<C, CrossEntropyCall>)
           return fmt::format("reduction={}", to_string(c.reduction));
