@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 
+#include "conformance/model_training_case.h"
 #include "hal/buffer.h"
 #include "hal/error.h"
 #include "hal/registry.h"
@@ -74,6 +75,30 @@ TEST(TrainingStep, SameBitsForOneAndTwoThreads) {
       if (!name.starts_with("d.") || name.find('.', 2) == std::string::npos) continue;
       EXPECT_TRUE(std::any_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b != 0; })) << name;
     }
+  }
+}
+
+// The conformance suite's model-level training case itself (its shape, its
+// initial state, forward, backward and AdamW at step 5): one and two threads.
+TEST(TrainingStep, ConformanceCaseSameBitsForOneAndTwoThreads) {
+  for (DType dt : {DType::f32, DType::bf16}) {
+    std::map<std::string, std::vector<std::uint8_t>> runs[2];
+    for (int threads : {1, 2}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+      Device& cpu = device("cpu");
+      Stream s(cpu);
+      train::TrainingStep step(cpu, dt, conformance::training_case_shape());
+      conformance::training_case_initial_state(step, s, conformance::training_case_seed(dt));
+      train::run_stages(s, conformance::training_case_stages(step));
+      s.synchronize();
+      for (const auto& [name, t] : step.tensors()) {
+        std::vector<std::uint8_t> bytes(static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
+        s.download(bytes.data(), t);
+        s.synchronize();
+        runs[threads - 1][name] = std::move(bytes);
+      }
+    }
+    for (const auto& [name, bytes] : runs[0]) EXPECT_EQ(bytes, runs[1].at(name)) << dtype_name(dt) << " " << name;
   }
 }
 
