@@ -19,6 +19,8 @@ std::string_view bench_op_name(BenchOp op) {
     case BenchOp::cast: return "cast";
     case BenchOp::copy: return "copy";
     case BenchOp::gemm_fp8: return "gemm_fp8";
+    case BenchOp::attention_backward: return "attention_backward";
+    case BenchOp::attention_backward_causal: return "attention_backward_causal";
     case BenchOp::cross_entropy: return "cross_entropy";
     case BenchOp::rmsnorm_backward: return "rmsnorm_backward";
     case BenchOp::layernorm_backward: return "layernorm_backward";
@@ -30,7 +32,8 @@ std::string_view bench_op_name(BenchOp op) {
 bool parse_bench_op(std::string_view name, BenchOp& op) {
   for (BenchOp o : {BenchOp::gemm, BenchOp::attention, BenchOp::attention_causal, BenchOp::attention_decode,
                     BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::gelu,
-                    BenchOp::cast, BenchOp::copy, BenchOp::gemm_fp8, BenchOp::cross_entropy, BenchOp::rmsnorm_backward,
+                    BenchOp::cast, BenchOp::copy, BenchOp::gemm_fp8, BenchOp::attention_backward,
+                    BenchOp::attention_backward_causal, BenchOp::cross_entropy, BenchOp::rmsnorm_backward,
                     BenchOp::layernorm_backward, BenchOp::adamw}) {
     if (bench_op_name(o) == name) {
       op = o;
@@ -45,7 +48,9 @@ std::size_t BenchCase::dims_of(BenchOp op) {
     case BenchOp::gemm:
     case BenchOp::gemm_fp8: return 3;
     case BenchOp::attention:
-    case BenchOp::attention_causal: return 4;
+    case BenchOp::attention_causal:
+    case BenchOp::attention_backward:
+    case BenchOp::attention_backward_causal: return 4;
     case BenchOp::attention_decode: return 5;
     default: return 2;
   }
@@ -63,6 +68,12 @@ double BenchCase::flops() const {
     // QK^T and PV: 2 * 2 * b * h * s * s * d; causal does about half.
     case BenchOp::attention: return 4.0 * d(0) * d(2) * d(1) * d(1) * d(3);
     case BenchOp::attention_causal: return 2.0 * d(0) * d(2) * d(1) * d(1) * d(3);
+    // As FlashAttention counts the backward: 2.5x the forward (five matrix
+    // products, S and dP recomputed, dV, dQ, dK, to the forward's two), so
+    // its TFLOP/s compare with the forward's; hal's CPU kernel recomputes S
+    // and dP once more for dq, work this count leaves out.
+    case BenchOp::attention_backward: return 2.5 * 4.0 * d(0) * d(2) * d(1) * d(1) * d(3);
+    case BenchOp::attention_backward_causal: return 2.5 * 2.0 * d(0) * d(2) * d(1) * d(1) * d(3);
     default: return 0.0;
   }
 }
@@ -75,6 +86,9 @@ double BenchCase::bytes() const {
     case BenchOp::gemm_fp8: return e * (d(0) * d(2) + d(2) * d(1)) + 2.0 * d(0) * d(1);  // bf16 C
     case BenchOp::attention:
     case BenchOp::attention_causal: return e * 4.0 * d(0) * d(1) * d(2) * d(3);
+    // q, k, v, y, dy read, dq, dk, dv written (lse is noise).
+    case BenchOp::attention_backward:
+    case BenchOp::attention_backward_causal: return e * 8.0 * d(0) * d(1) * d(2) * d(3);
     // The key and value caches, read once (the query and output rows are noise).
     case BenchOp::attention_decode: return e * 2.0 * d(0) * d(1) * d(3) * d(4);
     case BenchOp::add: return e * 3.0 * d(0) * d(1);
@@ -122,6 +136,14 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
     out.push_back({BenchOp::attention, attn_t, {1, s, heads, 128}});
     out.push_back({BenchOp::attention_causal, attn_t, {1, s, heads, 128}});
   }
+  // attention_backward: the CPU only (no GPU kernel yet); shorter sequences
+  // than the forward's (its work is 2.5x, and the CPU kernel's dq pass
+  // recomputes the probabilities).
+  if (cpu)
+    for (std::int64_t s : {512, 1024, 2048}) {
+      out.push_back({BenchOp::attention_backward, DType::f32, {1, s, 4, 128}});
+      out.push_back({BenchOp::attention_backward_causal, DType::f32, {1, s, 4, 128}});
+    }
   // A decode step over a key/value cache (memory-bound): without and with
   // grouped heads (Llama-2-7B-like 32 on 32, Llama-3-8B-like 32 on 8); on the
   // CPU in f32 and bf16 (a bf16 cache is the common one).

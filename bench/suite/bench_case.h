@@ -9,14 +9,15 @@
 namespace hal::bench {
 
 enum class BenchOp { gemm, attention, attention_causal, attention_decode, softmax, rmsnorm, layernorm, add, silu, gelu, cast, copy,
-                     gemm_fp8,
+                     gemm_fp8, attention_backward, attention_backward_causal,
                      // training (memory-bound): the fused loss with dlogits, the norm backwards, one AdamW step
                      cross_entropy, rmsnorm_backward, layernorm_backward, adamw };
 
 struct BenchCase {
   BenchOp op;
   DType dtype;
-  // gemm, gemm_fp8 (dtype: the fp8 format): {M, N, K}; attention: {batch, seq, heads, head_dim}; attention_decode (one query
+  // gemm, gemm_fp8 (dtype: the fp8 format): {M, N, K}; attention (and attention_backward): {batch, seq, heads,
+  // head_dim}; attention_decode (one query
   // per sequence over a key cache, memory-bound): {batch, keys, q_heads, kv_heads, head_dim};
   // the other memory-bound ops: {rows, cols} (cross_entropy: {tokens, vocab}; adamw: the parameter's shape)
   std::vector<std::int64_t> dims;

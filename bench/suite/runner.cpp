@@ -8,6 +8,7 @@
 
 #include "hal/error.h"
 #include "ops/ops.h"
+#include "ops/training.h"
 
 namespace hal::bench {
 
@@ -182,6 +183,20 @@ BenchResult Runner::run(const BenchCase& c) {
         Tensor y = o.make(s, c.dtype, shape, 4, false);
         const bool causal = c.op == BenchOp::attention_causal;
         r.hal = measure(s, [&] { ops::attention(s, q, k, v, y, {0.0f, causal}); });
+        break;
+      }
+      case BenchOp::attention_backward:
+      case BenchOp::attention_backward_causal: {
+        // The forward runs once, untimed, for y and lse; the backward is timed.
+        const Shape shape{d(0), d(1), d(2), d(3)};
+        Tensor q = o.make(s, c.dtype, shape, 1), k = o.make(s, c.dtype, shape, 2), v = o.make(s, c.dtype, shape, 3);
+        Tensor dy = o.make(s, c.dtype, shape, 4), y = o.make(s, c.dtype, shape, 5, false);
+        Tensor lse = o.make(s, DType::f32, {d(0), d(1), d(2)}, 6, false);
+        Tensor dq = o.make(s, c.dtype, shape, 7, false), dk = o.make(s, c.dtype, shape, 8, false);
+        Tensor dv = o.make(s, c.dtype, shape, 9, false);
+        const bool causal = c.op == BenchOp::attention_backward_causal;
+        ops::run(s, AttentionCall{q, k, v, y, 0.0f, causal, lse});
+        r.hal = measure(s, [&] { ops::attention_backward(s, q, k, v, y, dy, lse, dq, dk, dv, {0.0f, causal}); });
         break;
       }
       case BenchOp::attention_decode: {
