@@ -15,6 +15,7 @@ void add_misc(std::vector<Case>& out);         // rope, cast, embedding, attenti
 void add_model(std::vector<Case>& out);        // the decoder layer (model_case.cpp)
 void add_fp8(std::vector<Case>& out);          // fnuz casts, quantize/dequantize_fp8, gemm_fp8(_grouped)
 void add_training(std::vector<Case>& out);     // backward ops, cross_entropy (cases_training.cpp)
+void add_model_training(std::vector<Case>& out);  // the decoder layer's training step (model_training_case.cpp)
 
 inline constexpr DType kFloatTypes[] = {DType::f32, DType::f16, DType::bf16};
 

@@ -33,6 +33,7 @@ const std::vector<Case>& all_cases() {
     cases::add_fp8(v);
     cases::add_model(v);
     cases::add_training(v);
+    cases::add_model_training(v);
     return v;
   }();
   return cases;

@@ -27,6 +27,7 @@ int devices_main(int argc, char** argv);
 int run_main(int argc, char** argv);
 int model_main(int argc, char** argv);
 int collective_main(int argc, char** argv);
+int train_main(int argc, char** argv);
 
 bool is_help_flag(const std::string& arg);
 

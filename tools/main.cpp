@@ -40,6 +40,7 @@ constexpr Subcommand kSubcommands[] = {
      hal::bench::bench_main},
     {"collective", "one collective on .npy files: mpirun -np N hal collective OP --in x=F --out y=F (--help)",
      collective_main},
+    {"train", "train a small Llama-style model on a text file: hal train --device DEV --steps N (--help)", train_main},
 };
 
 void print_usage(std::FILE* to) {

@@ -22,6 +22,10 @@ std::string_view bench_op_name(BenchOp op) {
     case BenchOp::gemm_fp8_grouped: return "gemm_fp8_grouped";
     case BenchOp::attention_backward: return "attention_backward";
     case BenchOp::attention_backward_causal: return "attention_backward_causal";
+    case BenchOp::cross_entropy: return "cross_entropy";
+    case BenchOp::rmsnorm_backward: return "rmsnorm_backward";
+    case BenchOp::layernorm_backward: return "layernorm_backward";
+    case BenchOp::adamw: return "adamw";
   }
   return "?";
 }
@@ -30,7 +34,8 @@ bool parse_bench_op(std::string_view name, BenchOp& op) {
   for (BenchOp o : {BenchOp::gemm, BenchOp::attention, BenchOp::attention_causal, BenchOp::attention_decode,
                     BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::gelu,
                     BenchOp::cast, BenchOp::copy, BenchOp::gemm_fp8, BenchOp::gemm_fp8_grouped,
-                    BenchOp::attention_backward, BenchOp::attention_backward_causal}) {
+                    BenchOp::attention_backward, BenchOp::attention_backward_causal, BenchOp::cross_entropy,
+                    BenchOp::rmsnorm_backward, BenchOp::layernorm_backward, BenchOp::adamw}) {
     if (bench_op_name(o) == name) {
       op = o;
       return true;
@@ -93,6 +98,15 @@ double BenchCase::bytes() const {
     case BenchOp::attention_decode: return e * 2.0 * d(0) * d(1) * d(3) * d(4);
     case BenchOp::add: return e * 3.0 * d(0) * d(1);
     case BenchOp::cast: return (e + (dtype == DType::f32 ? 2.0 : 4.0)) * d(0) * d(1);  // to f32, or f32 to bf16
+    // Read the logits, write dlogits (the targets and the loss are noise).
+    case BenchOp::cross_entropy: return e * 2.0 * d(0) * d(1);
+    // Read x and dy, write dx (weight and dweight are one row each).
+    case BenchOp::rmsnorm_backward:
+    case BenchOp::layernorm_backward: return e * 3.0 * d(0) * d(1);
+    // f32: read param, grad, m, v, write param, m, v; 16-bit: read grad, m, v,
+    // master, write param, m, v, master. 28 bytes per element either way
+    // with f32 state, 7 x 4 (f32) or 2 + 3 x 4 + 2 + 3 x 4 (16-bit).
+    case BenchOp::adamw: return (dtype == DType::f32 ? 28.0 : 2.0 * (e + 12.0)) * d(0) * d(1);
     default: return e * 2.0 * d(0) * d(1);               // read x, write y
   }
 }
@@ -158,9 +172,14 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
       const std::int64_t elems = m * 1024 * 1024 / static_cast<std::int64_t>(dtype_size(t));
       const std::int64_t rows = elems / 4096;
       for (BenchOp op : {BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu,
-                         BenchOp::gelu, BenchOp::cast, BenchOp::copy}) {
+                         BenchOp::gelu, BenchOp::cast, BenchOp::copy, BenchOp::rmsnorm_backward,
+                         BenchOp::layernorm_backward, BenchOp::adamw}) {
+        // AdamW holds 4-7 such tensors plus its copy ceiling's: the smaller size only.
+        if (op == BenchOp::adamw && m != mib.front()) continue;
         out.push_back({op, t, {rows, 4096}});
       }
+      // The loss over a Llama-2-sized vocabulary (32768 columns), same bytes.
+      out.push_back({BenchOp::cross_entropy, t, {elems / 32768, 32768}});
     }
   }
   return out;

@@ -9,7 +9,9 @@
 namespace hal::bench {
 
 enum class BenchOp { gemm, attention, attention_causal, attention_decode, softmax, rmsnorm, layernorm, add, silu, gelu, cast, copy,
-                     gemm_fp8, gemm_fp8_grouped, attention_backward, attention_backward_causal };
+                     gemm_fp8, gemm_fp8_grouped, attention_backward, attention_backward_causal,
+                     // training (memory-bound): the fused loss with dlogits, the norm backwards, one AdamW step
+                     cross_entropy, rmsnorm_backward, layernorm_backward, adamw };
 
 struct BenchCase {
   BenchOp op;
@@ -17,7 +19,7 @@ struct BenchCase {
   // gemm, gemm_fp8 (dtype: the fp8 format): {M, N, K}; gemm_fp8_grouped: {groups, rows per group, N, K};
   // attention (and attention_backward): {batch, seq, heads, head_dim}; attention_decode (one query
   // per sequence over a key cache, memory-bound): {batch, keys, q_heads, kv_heads, head_dim};
-  // the other memory-bound ops: {rows, cols}
+  // the other memory-bound ops: {rows, cols} (cross_entropy: {tokens, vocab}; adamw: the parameter's shape)
   std::vector<std::int64_t> dims;
   std::string name() const;     // "gemm bf16 4096x4096x4096"
   double flops() const;         // useful floating-point operations (0 for memory-bound)

@@ -30,6 +30,7 @@ constexpr const char* kUsage =
     "  beside the vendor library (OpenBLAS on the CPU, cuBLAS on NVIDIA) and the device's copy ceiling.\n"
     "  OP: gemm attention attention_causal attention_decode softmax rmsnorm layernorm add silu gelu cast copy\n"
     "      attention_backward attention_backward_causal\n"
+    "      cross_entropy rmsnorm_backward layernorm_backward adamw (training)\n"
     "  --shape: gemm MxNxK; attention(_backward) BxSxHxD; attention_decode BxKEYSxHQxHKVxD (one query per\n"
     "           sequence); others ROWSxCOLS (needs --op and --dtype)\n"
     "  --op gemm_fp8 (MxNxK), gemm_fp8_grouped (GROUPSxROWSxNxK), --dtype f8e4m3 (or another fp8):\n"

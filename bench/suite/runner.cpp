@@ -293,12 +293,49 @@ BenchResult Runner::run(const BenchCase& c) {
               break;
             }
             case BenchOp::copy: op = [&s, x, y] { ops::copy(s, x, y); }; break;
+            case BenchOp::cross_entropy: {
+              // Targets spread over the vocabulary (valid ids), a mean loss and dlogits in one pass.
+              Tensor targets = o.make(s, DType::i32, {rows}, 0, false);
+              std::vector<std::int32_t> ids(static_cast<std::size_t>(rows));
+              for (std::size_t i = 0; i < ids.size(); ++i)
+                ids[i] = static_cast<std::int32_t>((i * 7919u) % static_cast<std::size_t>(d(1)));
+              s.upload(targets, ids.data());
+              s.synchronize();
+              Tensor loss = o.make(s, DType::f32, {}, 0, false);
+              op = [&s, x, targets, loss, y] { ops::cross_entropy(s, x, targets, loss, y); };
+              break;
+            }
+            case BenchOp::rmsnorm_backward:
+            case BenchOp::layernorm_backward: {
+              Tensor w = o.make(s, c.dtype, {d(1)}, 5), dy = o.make(s, c.dtype, shape, 6);
+              Tensor dw = o.make(s, c.dtype, {d(1)}, 7, false), db = o.make(s, c.dtype, {d(1)}, 8, false);
+              if (c.op == BenchOp::rmsnorm_backward)
+                op = [&s, x, w, dy, y, dw] { ops::rmsnorm_backward(s, x, w, dy, y, dw); };
+              else
+                op = [&s, x, w, dy, y, dw, db] { ops::layernorm_backward(s, x, w, dy, y, dw, db); };
+              break;
+            }
+            case BenchOp::adamw: {
+              // x is the parameter, y its gradient; 16-bit parameters step an f32 master.
+              ops::fill_random(s, y, {9, RandomDistribution::normal, 0.0f, 1e-3f});
+              Tensor m = o.make(s, DType::f32, shape, 10), v = o.make(s, DType::f32, shape, 11, false);
+              ops::fill_random(s, v, {12, RandomDistribution::uniform, 0.0f, 1e-6f});  // v >= 0
+              ops::AdamwOptions opt;
+              if (c.dtype != DType::f32) opt.master = o.make(s, DType::f32, shape, 13);
+              op = [&s, x, y, m, v, opt] { ops::adamw_step(s, x, y, m, v, opt); };
+              break;
+            }
             default: break;
           }
           return RowsCase{x, op};
         };
         const RowsCase whole = build(d(0));
-        measure_memory_bound(s, r, whole.fn, {whole.x});
+        // The copy ceiling is timed on as many bytes as the case reads.
+        const std::vector<Tensor> reads = c.op == BenchOp::rmsnorm_backward || c.op == BenchOp::layernorm_backward
+                                              ? std::vector<Tensor>{whole.x, whole.x}
+                                          : c.op == BenchOp::adamw ? std::vector<Tensor>(c.dtype == DType::f32 ? 4 : 7, whole.x)
+                                                                   : std::vector<Tensor>{whole.x};
+        measure_memory_bound(s, r, whole.fn, reads);
         if (device_.host_accessible()) {
           // The same op on a working set the caches keep (kInCacheBytes moved
           // per call): what its arithmetic allows. Below the copy ceiling, the

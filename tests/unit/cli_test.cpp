@@ -285,6 +285,30 @@ TEST_F(CliTest, BenchGeluCountsTwoTensors) {
   EXPECT_GT(json_number(j, "rate", result), 0.0);
 }
 
+// The training cases run and count what they must move (bench_case.cpp):
+// cross_entropy logits + dlogits, a norm backward x + dy + dx, AdamW 28 bytes
+// per element (f32 state; a bf16 param steps its f32 master).
+TEST_F(CliTest, BenchTrainingCasesCountTheirBytes) {
+  const struct {
+    const char* op;
+    const char* dtype;
+    double bytes;
+  } cases[] = {{"cross_entropy", "f32", 2.0 * 16 * 512 * 4}, {"rmsnorm_backward", "bf16", 3.0 * 16 * 512 * 2},
+               {"layernorm_backward", "f32", 3.0 * 16 * 512 * 4}, {"adamw", "f32", 28.0 * 16 * 512},
+               {"adamw", "bf16", 28.0 * 16 * 512}};
+  for (const auto& c : cases) {
+    const std::string json = path("bench.json");
+    const CliResult r = run(std::string("bench --device cpu --op ") + c.op + " --dtype " + c.dtype +
+                            " --shape 16x512 --quick --json '" + json + "'");
+    ASSERT_EQ(r.status, 0) << c.op << ": " << r.output;
+    const std::string j = read_file(json);
+    const std::size_t result = j.find("\"results\"");
+    EXPECT_EQ(json_number(j, "bytes", result), c.bytes) << c.op << " " << c.dtype;
+    EXPECT_GT(json_number(j, "rate", result), 0.0) << c.op << " " << c.dtype;
+    EXPECT_EQ(j.find("\"error\""), std::string::npos) << j;
+  }
+}
+
 TEST_F(CliTest, BenchGemmReportsTheVendorRatio) {
   const std::string json = path("bench.json");
   const CliResult r = run("bench --device cpu --op gemm --dtype f32 --shape 48x40x24 --quick --json '" + json + "'");
