@@ -7,7 +7,6 @@
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_stream.h"
 #include "backends/gpu/partition_plan.h"
-#include "backends/gpu/unverified.h"
 #include "hal/error.h"
 
 namespace hal::cuda {
@@ -94,12 +93,7 @@ PartitionSupport green_context_partition_support(CUdevice dev, int cc_major, int
     else if (min_size > 0 && min_size % s.granularity == 0) s.granularity = min_size;
     if (all.sm.smCount > 0) s.max_units = static_cast<int>(all.sm.smCount);
   }
-  if (!gpu::unverified_kernels_enabled()) {
-    s.supported = false;
-    s.reason = fmt::format("{}: compiled but never run on a GPU, set {}=1 to use them", s.reason,
-                           gpu::kUnverifiedKernelsEnv);
-  }
-  return s;
+  return gpu::unless_unverified_enabled(s);
 }
 
 std::unique_ptr<PartitionImpl> create_green_context_partition(CudaDevice& device, CUdevice dev, SmSplitter& splitter,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "backends/gpu/unverified.h"
 #include "hal/error.h"
 
 namespace hal::gpu {
@@ -45,6 +46,13 @@ PartitionSupport green_context_support(const EntryPoints& entry_points, int driv
   s.max_units = sm_count;
   s.reason = fmt::format("green contexts (driver {}), SM groups in multiples of {}", version_str(driver_version),
                          granularity);
+  return s;
+}
+
+PartitionSupport unless_unverified_enabled(PartitionSupport s) {
+  if (!s.supported || unverified_kernels_enabled()) return s;
+  s.supported = false;
+  s.reason = fmt::format("{}: compiled but never run on a GPU, set {}=1 to use them", s.reason, kUnverifiedKernelsEnv);
   return s;
 }
 

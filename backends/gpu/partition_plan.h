@@ -45,6 +45,12 @@ int green_context_granularity(int cc_major);
 PartitionSupport green_context_support(const EntryPoints& entry_points, int driver_version, int cc_major,
                                        int sm_count);
 
+// `s` as partition_support() reports it while HAL_GPU_UNVERIFIED is not 1:
+// partitions that never ran on a GPU are declined, the reason saying how to
+// enable them (backends/gpu/unverified.h). Unchanged when the switch is on or
+// `s` is already unsupported.
+PartitionSupport unless_unverified_enabled(PartitionSupport s);
+
 // XCDs of a HIP device: 38-CU XCDs on gfx94x/gfx95x (MI300X: 8, MI300A: 6),
 // else 1.
 int xcd_count(std::string_view gcn_arch, int compute_units);

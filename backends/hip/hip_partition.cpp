@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "backends/gpu/partition_plan.h"
-#include "backends/gpu/unverified.h"
 #include "backends/hip/hip_device.h"
 #include "backends/hip/hip_driver.h"
 #include "backends/hip/hip_status.h"
@@ -66,12 +65,7 @@ PartitionSupport cu_mask_partition_support(const std::string& arch, int compute_
   PartitionSupport s = gpu::cu_mask_support(
       {{"hipExtStreamCreateWithCUMask", reinterpret_cast<const void*>(d.hipExtStreamCreateWithCUMask)}}, arch,
       compute_units);
-  if (s.supported && !gpu::unverified_kernels_enabled()) {
-    s.supported = false;
-    s.reason = fmt::format("{}: compiled but never run on a GPU, set {}=1 to use them", s.reason,
-                           gpu::kUnverifiedKernelsEnv);
-  }
-  return s;
+  return gpu::unless_unverified_enabled(s);
 }
 
 std::unique_ptr<PartitionImpl> create_cu_mask_partition(HipDevice& device, CuAllocator& allocator, int compute_units) {

@@ -3,6 +3,8 @@
 // the SM granularity by architecture, and HIP's CU masks across XCDs.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <string>
 #include <vector>
 
@@ -104,4 +106,26 @@ TEST(GpuPartitionPlan, CuMaskRefusalsNameExpectedAndGiven) {
   EXPECT_NE(e.find("sum 312"), std::string::npos) << e;
   EXPECT_NE(message({}).find("at least one partition"), std::string::npos);
   EXPECT_NE(message({0, 8}).find("positive"), std::string::npos);
+}
+
+TEST(GpuPartitionPlan, NeverRunPartitionsAreDeclinedUnlessTheSwitchIsOn) {
+  const char* old = std::getenv("HAL_GPU_UNVERIFIED");
+  const std::string saved = old ? old : "";
+  const PartitionSupport s = green_context_support(green_table(present), 13000, 9, 132);
+  ASSERT_TRUE(s.supported);
+  unsetenv("HAL_GPU_UNVERIFIED");
+  const PartitionSupport off = unless_unverified_enabled(s);
+  EXPECT_FALSE(off.supported);
+  EXPECT_NE(off.reason.find("never run on a GPU, set HAL_GPU_UNVERIFIED=1"), std::string::npos) << off.reason;
+  EXPECT_EQ(off.granularity, 8);  // still reported by `hal devices`
+  setenv("HAL_GPU_UNVERIFIED", "1", 1);
+  const PartitionSupport on = unless_unverified_enabled(s);
+  EXPECT_TRUE(on.supported);
+  EXPECT_EQ(on.reason, s.reason);
+  // An unsupported answer stays unsupported with its own reason.
+  const PartitionSupport none = unless_unverified_enabled(green_context_support(green_table(nullptr), 12020, 9, 132));
+  EXPECT_FALSE(none.supported);
+  EXPECT_NE(none.reason.find("lacks cuGreenCtxCreate"), std::string::npos);
+  if (old) setenv("HAL_GPU_UNVERIFIED", saved.c_str(), 1);
+  else unsetenv("HAL_GPU_UNVERIFIED");
 }
