@@ -5,6 +5,7 @@
 // agree with the same GEMM on a plain stream, while a copy runs on the other.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -30,8 +31,11 @@ std::vector<float> gemm_bf16(Device& d, Stream& s, std::int64_t n) {
   const Tensor ta = Tensor::contiguous(a.data(), &d, DType::bf16, Shape{n, n});
   const Tensor tb = Tensor::contiguous(b.data(), &d, DType::bf16, Shape{n, n});
   const Tensor tc = Tensor::contiguous(c.data(), &d, DType::f32, Shape{n, n});
-  ops::fill_random(s, ta);
-  ops::fill_random(s, tb);
+  ops::RandomOptions ra, rb;
+  ra.seed = 1;
+  rb.seed = 2;
+  ops::fill_random(s, ta, ra);
+  ops::fill_random(s, tb, rb);
   ops::gemm(s, ta, tb, tc);
   std::vector<float> host(static_cast<std::size_t>(n * n), -1.0f);
   s.download(host.data(), tc);
