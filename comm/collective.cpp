@@ -10,6 +10,7 @@
 
 #include "comm/agreement.h"
 #include "comm/communicator.h"
+#include "comm/group_plan.h"
 #include "hal/error.h"
 
 namespace hal::comm {
@@ -94,6 +95,7 @@ void all_reduce(Communicator& comm, Stream& stream, const Tensor& x, const Tenso
     check_reducible("all_reduce", x.dtype, op);
     check_same("all_reduce", "y", y, x.dtype, x.shape, "as x");
   }));
+  if (defer_to_open_group(comm, sig, [&comm, &stream, x, y, op] { comm.run_all_reduce(stream, x, y, op); })) return;
   agree_collective(comm.control(), sig, true);
   comm.run_all_reduce(stream, x, y, op);
 }
@@ -110,6 +112,7 @@ void all_gather(Communicator& comm, Stream& stream, const Tensor& x, const Tenso
     expected[0] = checked_mul(x.shape[0], comm.size(), "all_gather: y rows");
     check_same("all_gather", "y", y, x.dtype, expected, "[size * x rows, ...]");
   }));
+  if (defer_to_open_group(comm, sig, [&comm, &stream, x, y] { comm.run_all_gather(stream, x, y); })) return;
   agree_collective(comm.control(), sig, true);
   comm.run_all_gather(stream, x, y);
 }
@@ -130,6 +133,8 @@ void reduce_scatter(Communicator& comm, Stream& stream, const Tensor& x, const T
     expected[0] = x.shape[0] / comm.size();
     check_same("reduce_scatter", "y", y, x.dtype, expected, "[x rows / size, ...]");
   }));
+  if (defer_to_open_group(comm, sig, [&comm, &stream, x, y, op] { comm.run_reduce_scatter(stream, x, y, op); }))
+    return;
   agree_collective(comm.control(), sig, true);
   comm.run_reduce_scatter(stream, x, y, op);
 }
@@ -143,6 +148,8 @@ void broadcast(Communicator& comm, Stream& stream, const Tensor& buffer, int roo
     check_tensor("broadcast", "buffer", comm, buffer);
     check_rank_arg("broadcast", "root", root, comm.size());
   }));
+  if (defer_to_open_group(comm, sig, [&comm, &stream, buffer, root] { comm.run_broadcast(stream, buffer, root); }))
+    return;
   agree_collective(comm.control(), sig, true);
   comm.run_broadcast(stream, buffer, root);
 }
@@ -174,6 +181,7 @@ void all_to_all(Communicator& comm, Stream& stream, const Tensor& x, const Tenso
     check_counts("send_counts", send_counts, x);
     check_counts("recv_counts", recv_counts, y);
   }));
+  if (defer_to_open_group(comm, sig, [] {})) return;  // refused at group_end on every rank
   agree_collective(comm.control(), sig, true);
   // Second round: rank i's send_counts[r] reaches rank r, which compares it
   // with its recv_counts[i] (one int64 each way per pair of ranks).
@@ -202,6 +210,7 @@ void send(Communicator& comm, Stream& stream, const Tensor& x, int peer) {
     if (peer == comm.rank()) throw_invalid_argument("send", "peer", "a rank other than this one", std::to_string(peer));
     sig.count = x.numel();
   }));
+  if (defer_to_open_group(comm, sig, [&comm, &stream, x, peer] { comm.run_send(stream, x, peer); })) return;
   agree_point_to_point(comm.control(), comm.rank(), sig);
   comm.run_send(stream, x, peer);
 }
@@ -216,6 +225,7 @@ void recv(Communicator& comm, Stream& stream, const Tensor& y, int peer) {
     if (peer == comm.rank()) throw_invalid_argument("recv", "peer", "a rank other than this one", std::to_string(peer));
     sig.count = y.numel();
   }));
+  if (defer_to_open_group(comm, sig, [&comm, &stream, y, peer] { comm.run_recv(stream, y, peer); })) return;
   agree_point_to_point(comm.control(), comm.rank(), sig);
   comm.run_recv(stream, y, peer);
 }
@@ -226,6 +236,7 @@ void barrier(Communicator& comm, Stream& stream) {
   if (&stream.device() != &comm.device())
     sig.set_error(fmt::format("barrier: argument 'stream': expected a stream of {}, given one of {}",
                               comm.device().name(), stream.device().name()));
+  if (defer_to_open_group(comm, sig, [] {})) return;  // refused at group_end on every rank
   agree_collective(comm.control(), sig, false);
   comm.run_barrier(stream);
 }

@@ -22,6 +22,9 @@
 
 namespace hal::comm {
 
+struct GroupedCall;  // comm/group_plan.h
+struct GroupPlan;
+
 struct CommOptions {
   // Force an engine: "mpi" (cpu tensors), "nccl", "rccl"; empty picks the
   // engine of the device's backend.
@@ -57,6 +60,10 @@ class Communicator {
   virtual void run_send(Stream& s, const Tensor& x, int peer) = 0;
   virtual void run_recv(Stream& s, const Tensor& y, int peer) = 0;
   virtual void run_barrier(Stream& s) = 0;
+  // A group's calls (comm/group.h), agreed on by all ranks. Default (the MPI
+  // and self engines): the defined order of run_group_in_order; NCCL/RCCL
+  // issue them between ncclGroupStart and ncclGroupEnd.
+  virtual void run_group(std::vector<GroupedCall>& calls, const GroupPlan& plan);
 
  protected:
   Communicator(Device& device, std::string engine, int rank, int size)

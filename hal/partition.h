@@ -12,8 +12,12 @@
 //         (the calling thread is one of them), so kernels that ask
 //         tbb::this_task_arena::max_concurrency() (the blocked GEMM) size
 //         themselves to the partition.
-//   cuda: SMs in green contexts (driver 12.4+); not implemented yet.
-//   hip:  CUs of CU-masked streams; not implemented yet.
+//   cuda: SMs in green contexts (driver 12.4+; backends/cuda/cuda_partition.h),
+//         multiples of 8 on sm_90;
+//   hip:  CUs of CU-masked streams (backends/hip/hip_partition.h), multiples
+//         of the XCD count (8 on MI300X), each spread evenly over the XCDs.
+//   Both GPU paths compiled but never ran: declined unless HAL_GPU_UNVERIFIED=1.
+//   A partition's streams size launch grids from its own unit count.
 // A partition (and each stream made from it) keeps its share alive; the
 // device outlives them all (devices live until exit).
 #include <memory>

@@ -110,6 +110,13 @@ void CudaDevice::deallocate(void* ptr) noexcept {
 std::unique_ptr<StreamImpl> CudaDevice::create_stream() { return std::make_unique<CudaStream>(*this); }
 std::unique_ptr<EventImpl> CudaDevice::create_event() { return std::make_unique<CudaEvent>(*this); }
 
+PartitionSupport CudaDevice::partition_support() const {
+  return green_context_partition_support(device_, caps_.cc_major, caps_.sm_count);
+}
+std::unique_ptr<PartitionImpl> CudaDevice::create_partition(int compute_units) {
+  return create_green_context_partition(*this, device_, sm_splitter_, compute_units);
+}
+
 Support CudaDevice::supports(const OpCall& call) const { return supports_call(call); }
 
 void CudaDevice::execute(StreamImpl& stream, const OpCall& call) {

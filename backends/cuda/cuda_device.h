@@ -11,6 +11,7 @@
 
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_module.h"
+#include "backends/cuda/cuda_partition.h"
 #include "hal/device.h"
 
 namespace hal::cuda {
@@ -27,6 +28,9 @@ class CudaDevice final : public Device {
   std::unique_ptr<EventImpl> create_event() override;
   Support supports(const OpCall& call) const override;
   void execute(StreamImpl& stream, const OpCall& call) override;
+  // Green contexts (backends/cuda/cuda_partition.h).
+  PartitionSupport partition_support() const override;
+  std::unique_ptr<PartitionImpl> create_partition(int compute_units) override;
 
   // Makes this device's primary context current on the calling thread.
   void make_current() const;
@@ -41,6 +45,7 @@ class CudaDevice final : public Device {
   DeviceInfo info_;
   CudaDeviceCaps caps_;
   ModuleCache modules_{*this};
+  SmSplitter sm_splitter_;
 };
 
 }  // namespace hal::cuda

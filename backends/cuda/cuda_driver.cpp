@@ -70,6 +70,13 @@ Loaded load() {
   l.ok = e.empty();
   std::string ignored;
   resolve(lib, "cuTensorMapEncodeTiled", d.cuTensorMapEncodeTiled, ignored);  // optional
+  // Optional: green contexts; absent before driver 12.4 (partition_support says so).
+  resolve(lib, "cuDeviceGetDevResource", d.cuDeviceGetDevResource, ignored);
+  resolve(lib, "cuDevSmResourceSplitByCount", d.cuDevSmResourceSplitByCount, ignored);
+  resolve(lib, "cuDevResourceGenerateDesc", d.cuDevResourceGenerateDesc, ignored);
+  resolve(lib, "cuGreenCtxCreate", d.cuGreenCtxCreate, ignored);
+  resolve(lib, "cuGreenCtxDestroy", d.cuGreenCtxDestroy, ignored);
+  resolve(lib, "cuGreenCtxStreamCreate", d.cuGreenCtxStreamCreate, ignored);
   return l;
 }
 

@@ -49,6 +49,16 @@ struct Driver {
   CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                      const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                                      CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+  // Optional: green contexts (driver 12.4+), for partitions of the SMs
+  // (backends/cuda/cuda_partition.cpp). Prototypes and CUdevResource as in
+  // CUDA 13's cuda.h (the resource struct is the driver's versioned ABI).
+  CUresult (*cuDeviceGetDevResource)(CUdevice, CUdevResource*, CUdevResourceType);
+  CUresult (*cuDevSmResourceSplitByCount)(CUdevResource* result, unsigned* nb_groups, const CUdevResource* input,
+                                          CUdevResource* remaining, unsigned use_flags, unsigned min_count);
+  CUresult (*cuDevResourceGenerateDesc)(CUdevResourceDesc*, CUdevResource*, unsigned nb_resources);
+  CUresult (*cuGreenCtxCreate)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned flags);
+  CUresult (*cuGreenCtxDestroy)(CUgreenCtx);
+  CUresult (*cuGreenCtxStreamCreate)(CUstream*, CUgreenCtx, unsigned flags, int priority);
 };
 
 const Driver* driver() noexcept;

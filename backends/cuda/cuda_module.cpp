@@ -82,6 +82,6 @@ void launch_kernel(CudaStream& stream, const char* kernel_name, const LaunchShap
     check(d.cuStreamSynchronize(stream.handle()), dev.name(), fmt::format("kernel {} (synchronised after launch)", kernel_name));
 }
 
-const CudaDeviceCaps& stream_caps(CudaStream& stream) { return stream.device().caps(); }
+const CudaDeviceCaps& stream_caps(CudaStream& stream) { return stream.caps(); }
 
 }  // namespace hal::cuda

@@ -13,9 +13,14 @@ namespace {
 CUdeviceptr dptr(const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p)); }
 }  // namespace
 
-CudaStream::CudaStream(CudaDevice& device) : device_(device) {
+CudaStream::CudaStream(CudaDevice& device) : device_(device), caps_(device.caps()) {
   device_.make_current();
   check(driver()->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), device_.name(), "cuStreamCreate");
+}
+
+CudaStream::CudaStream(CudaDevice& device, CUstream stream, int sm_count, std::shared_ptr<void> owner)
+    : device_(device), stream_(stream), caps_(device.caps()), owner_(std::move(owner)) {
+  caps_.sm_count = sm_count;
 }
 
 CudaStream::~CudaStream() {

@@ -5,6 +5,9 @@
 // process is usually shutting down).
 #include <cuda.h>
 
+#include <memory>
+
+#include "backends/cuda/cuda_launch.h"
 #include "hal/device.h"
 
 namespace hal::cuda {
@@ -14,6 +17,10 @@ class CudaDevice;
 class CudaStream final : public StreamImpl {
  public:
   explicit CudaStream(CudaDevice& device);
+  // Adopts `stream` (a green context's, backends/cuda/cuda_partition.cpp):
+  // launchers see `sm_count` SMs, and `owner` (the green context) lives as
+  // long as the stream.
+  CudaStream(CudaDevice& device, CUstream stream, int sm_count, std::shared_ptr<void> owner);
   ~CudaStream() override;
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;
@@ -26,11 +33,16 @@ class CudaStream final : public StreamImpl {
 
   CudaDevice& device() const noexcept { return device_; }
   CUstream handle() const noexcept { return stream_; }
+  // The device's caps, with the SMs of this stream's partition when it has one:
+  // what grid sizes are computed from (the persistent GEMM's grid).
+  const CudaDeviceCaps& caps() const noexcept { return caps_; }
   void* native_handle() override { return stream_; }
 
  private:
   CudaDevice& device_;
   CUstream stream_ = nullptr;
+  CudaDeviceCaps caps_;
+  std::shared_ptr<void> owner_;  // declared last: destroyed after the stream
 };
 
 class CudaEvent final : public EventImpl {

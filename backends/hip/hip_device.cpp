@@ -133,6 +133,13 @@ void HipDevice::deallocate(void* ptr) noexcept {
 std::unique_ptr<StreamImpl> HipDevice::create_stream() { return std::make_unique<HipStream>(*this); }
 std::unique_ptr<EventImpl> HipDevice::create_event() { return std::make_unique<HipEvent>(*this); }
 
+PartitionSupport HipDevice::partition_support() const {
+  return cu_mask_partition_support(info_.arch, caps_.compute_units);
+}
+std::unique_ptr<PartitionImpl> HipDevice::create_partition(int compute_units) {
+  return create_cu_mask_partition(*this, cu_allocator_, compute_units);
+}
+
 Support HipDevice::supports(const OpCall& call) const {
   if (!no_kernels_reason_.empty()) return Support{false, no_kernels_reason_};
   return supports_call(call);

@@ -10,6 +10,7 @@
 
 #include "backends/hip/hip_launch.h"
 #include "backends/hip/hip_module.h"
+#include "backends/hip/hip_partition.h"
 #include "hal/device.h"
 
 namespace hal::hip {
@@ -26,6 +27,9 @@ class HipDevice final : public Device {
   std::unique_ptr<EventImpl> create_event() override;
   Support supports(const OpCall& call) const override;
   void execute(StreamImpl& stream, const OpCall& call) override;
+  // CU-masked streams (backends/hip/hip_partition.h).
+  PartitionSupport partition_support() const override;
+  std::unique_ptr<PartitionImpl> create_partition(int compute_units) override;
 
   void make_current() const;
   const HipDeviceCaps& caps() const noexcept { return caps_; }
@@ -37,6 +41,7 @@ class HipDevice final : public Device {
   HipDeviceCaps caps_;
   std::string no_kernels_reason_;  // non-empty: no embedded code object fits this device
   ModuleCache modules_{*this};
+  CuAllocator cu_allocator_;
 };
 
 // The full target ID ("gfx942:sramecc+:xnack-") in the raw bytes of a

@@ -84,6 +84,7 @@ bool load_driver(const std::vector<std::string>& names, Driver& d, std::string& 
   resolve(lib, lname, "hipGetDevicePropertiesR0600", d.hipGetDevicePropertiesAny, ignored);
   if (d.hipGetDevicePropertiesAny == nullptr)
     resolve(lib, lname, "hipGetDeviceProperties", d.hipGetDevicePropertiesAny, ignored);
+  resolve(lib, lname, "hipExtStreamCreateWithCUMask", d.hipExtStreamCreateWithCUMask, ignored);  // optional
   return error.empty();
 }
 

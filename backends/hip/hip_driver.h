@@ -48,6 +48,8 @@ struct Driver {
   // Optional (nullptr when absent): the properties query used only to read
   // gcnArchName (ROCm 6 exports the R0600 name, ROCm 5 the plain one).
   hipError_t (*hipGetDevicePropertiesAny)(void*, int);
+  // Optional: CU-masked streams, for partitions (backends/hip/hip_partition.cpp).
+  hipError_t (*hipExtStreamCreateWithCUMask)(hipStream_t*, uint32_t mask_words, const uint32_t* mask);
   void* handle;  // the dlopen handle (never closed)
   std::string library;  // which name loaded
 };

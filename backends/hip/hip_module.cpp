@@ -76,6 +76,6 @@ void launch_kernel(HipStream& stream, const char* kernel_name, const LaunchShape
           fmt::format("kernel {} (synchronised after launch)", kernel_name));
 }
 
-const HipDeviceCaps& stream_caps(HipStream& stream) { return stream.device().caps(); }
+const HipDeviceCaps& stream_caps(HipStream& stream) { return stream.caps(); }
 
 }  // namespace hal::hip

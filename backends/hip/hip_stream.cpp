@@ -9,9 +9,14 @@
 
 namespace hal::hip {
 
-HipStream::HipStream(HipDevice& device) : device_(device) {
+HipStream::HipStream(HipDevice& device) : device_(device), caps_(device.caps()) {
   device_.make_current();
   check(driver()->hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking), device_.name(), "hipStreamCreateWithFlags");
+}
+
+HipStream::HipStream(HipDevice& device, hipStream_t stream, int compute_units, std::shared_ptr<void> owner)
+    : device_(device), stream_(stream), caps_(device.caps()), owner_(std::move(owner)) {
+  caps_.compute_units = compute_units;
 }
 
 HipStream::~HipStream() {

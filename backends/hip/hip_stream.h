@@ -5,6 +5,9 @@
 // shutting down).
 #include <hip/hip_runtime_api.h>
 
+#include <memory>
+
+#include "backends/hip/hip_launch.h"
 #include "hal/device.h"
 
 namespace hal::hip {
@@ -14,6 +17,10 @@ class HipDevice;
 class HipStream final : public StreamImpl {
  public:
   explicit HipStream(HipDevice& device);
+  // Adopts `stream` (a CU-masked one, backends/hip/hip_partition.cpp):
+  // launchers see `compute_units` CUs; `owner` (the partition's share) lives
+  // as long as the stream.
+  HipStream(HipDevice& device, hipStream_t stream, int compute_units, std::shared_ptr<void> owner);
   ~HipStream() override;
   HipStream(const HipStream&) = delete;
   HipStream& operator=(const HipStream&) = delete;
@@ -27,10 +34,15 @@ class HipStream final : public StreamImpl {
 
   HipDevice& device() const noexcept { return device_; }
   hipStream_t handle() const noexcept { return stream_; }
+  // The device's caps, with the CUs of this stream's mask when it has one
+  // (what grid sizes are computed from).
+  const HipDeviceCaps& caps() const noexcept { return caps_; }
 
  private:
   HipDevice& device_;
   hipStream_t stream_ = nullptr;
+  HipDeviceCaps caps_;
+  std::shared_ptr<void> owner_;
 };
 
 class HipEvent final : public EventImpl {

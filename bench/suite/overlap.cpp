@@ -28,22 +28,24 @@ struct Row {
 
 struct Gemm {
   std::int64_t n;
+  DType dtype;
   Buffer a, b, c;
-  Gemm(Device& d, std::int64_t size)
+  Gemm(Device& d, std::int64_t size, DType t)
       : n(size),
-        a(Buffer::for_tensor(d, DType::f32, Shape{size, size})),
-        b(Buffer::for_tensor(d, DType::f32, Shape{size, size})),
-        c(Buffer::for_tensor(d, DType::f32, Shape{size, size})) {
+        dtype(t),
+        a(Buffer::for_tensor(d, t, Shape{size, size})),
+        b(Buffer::for_tensor(d, t, Shape{size, size})),
+        c(Buffer::for_tensor(d, t, Shape{size, size})) {
     Stream s(d);  // inputs in [0, 1): no NaN or subnormal slows the timing
-    ops::fill_random(s, Tensor::contiguous(a.data(), &d, DType::f32, Shape{size, size}));
-    ops::fill_random(s, Tensor::contiguous(b.data(), &d, DType::f32, Shape{size, size}));
+    ops::fill_random(s, Tensor::contiguous(a.data(), &d, t, Shape{size, size}));
+    ops::fill_random(s, Tensor::contiguous(b.data(), &d, t, Shape{size, size}));
     s.synchronize();
   }
   void run(Stream& s) {
     Device& d = s.device();
-    ops::gemm(s, Tensor::contiguous(a.data(), &d, DType::f32, Shape{n, n}),
-              Tensor::contiguous(b.data(), &d, DType::f32, Shape{n, n}),
-              Tensor::contiguous(c.data(), &d, DType::f32, Shape{n, n}));
+    ops::gemm(s, Tensor::contiguous(a.data(), &d, dtype, Shape{n, n}),
+              Tensor::contiguous(b.data(), &d, dtype, Shape{n, n}),
+              Tensor::contiguous(c.data(), &d, dtype, Shape{n, n}));
   }
   double flops() const { return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n); }
 };
@@ -117,11 +119,17 @@ int run_overlap_bench(Device& d, bool quick, const std::string& json_path) {
     fmt::print(stderr, "hal bench: skipped: --op overlap needs 2 or more {} ({} has {})\n", support.unit, d.name(), units);
     return 77;
   }
-  const std::int64_t n = quick ? 256 : 768;
+  // CPU: an f32 GEMM and a copy beyond a core's L2/L3 share. GPU: the bf16
+  // GEMM (the persistent sm_90a kernel on H100/H200, whose grid is the
+  // partition's SM count) and a copy well beyond the L2 (50 MiB on H100,
+  // 256 MiB of Infinity Cache on MI300X): both bandwidth-bound stand-ins.
+  const bool gpu = !d.host_accessible();
+  const std::int64_t n = gpu ? (quick ? 2048 : 8192) : (quick ? 256 : 768);
+  const DType dtype = gpu ? DType::bf16 : DType::f32;
   const int reps = quick ? 3 : 7;
   const double min_s = quick ? 0.3 : 1.5;
-  const std::size_t copy_bytes = std::size_t{32} << 20;  // beyond a core's L2/L3 share: bandwidth-bound
-  Gemm g(d, n);
+  const std::size_t copy_bytes = gpu ? std::size_t{512} << 20 : std::size_t{32} << 20;
+  Gemm g(d, n, dtype);
   Stream whole(d);
   const double alone = gemm_rate(g, whole, reps, min_s);
   // Set aside 0, then granularity steps up to a quarter of the units (at least one step).
@@ -132,9 +140,9 @@ int run_overlap_bench(Device& d, bool quick, const std::string& json_path) {
   std::vector<Row> rows;
   for (int k : aside) rows.push_back(measure(d, g, reps, min_s, copy_bytes, k, units));
 
-  fmt::print("overlap on {}: f32 gemm {}x{}x{} on the compute partition, a {} MiB copy loop (collective stand-in) "
+  fmt::print("overlap on {}: {} gemm {}x{}x{} on the compute partition, a {} MiB copy loop (collective stand-in) "
              "on the communication partition\n",
-             d.name(), n, n, n, copy_bytes >> 20);
+             d.name(), dtype_name(dtype), n, n, n, copy_bytes >> 20);
   fmt::print("gemm alone on all {} {}: {:.1f} GFLOP/s\n", units, support.unit, alone);
   fmt::print("{:>10} {:>14} {:>14} {:>10} {:>12}\n", "set aside", "compute " + support.unit, "gemm GFLOP/s",
              "vs alone", "copy GB/s");

@@ -3,9 +3,11 @@
 // bandwidth-bound copy (the stand-in for a collective) runs on the
 // communication partition, for several units set aside, beside the GEMM alone
 // on the whole device: DeepSeek-V3's 20-of-132-SMs trade-off as a table.
-// On the CPU the units are threads (task arenas); on a GPU it needs
-// partitions (hal/partition.h), which the GPU backends do not have yet, so it
-// exits 77 (skipped) there, saying why.
+// On the CPU the units are threads (task arenas); on a GPU, SMs of green
+// contexts (CUDA) or CUs of CU-masked streams (HIP), set aside in steps of the
+// granularity up to a quarter of the device (H100/H200: 0, 8, 16, 24, 32 of
+// 132). The GPU partitions never ran yet: without HAL_GPU_UNVERIFIED=1 (or
+// without partitions) it exits 77 (skipped), saying why.
 #include <string>
 
 #include "hal/device.h"

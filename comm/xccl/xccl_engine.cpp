@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "comm/group_plan.h"
 #include "comm/rendezvous.h"
 #include "comm/xccl/xccl_status.h"
 #include "hal/error.h"
@@ -106,6 +107,19 @@ class XcclCommunicator final : public Communicator {
   }
   void run_recv(Stream& s, const Tensor& y, int peer) override {
     ok(lib_.api.Recv(y.first(), bytes_of(y), ncclUint8, peer, comm_, handle(s)), "ncclRecv", y.str());
+  }
+  // The engine's own group: every call of the group between one
+  // ncclGroupStart/ncclGroupEnd pair, in issue order (NCCL fuses them and
+  // matches the sends and receives itself, so no order of ours is needed).
+  void run_group(std::vector<GroupedCall>& calls, const GroupPlan&) override {
+    ok(lib_.api.GroupStart(), "ncclGroupStart", "group_end");
+    try {
+      for (GroupedCall& c : calls) c.run();
+    } catch (...) {
+      lib_.api.GroupEnd();  // close the engine's group before the error leaves
+      throw;
+    }
+    ok(lib_.api.GroupEnd(), "ncclGroupEnd", fmt::format("group of {} calls", calls.size()));
   }
   void run_barrier(Stream& s) override {
     // A one-word all-reduce, then the stream drains: every rank has arrived.
