@@ -328,6 +328,27 @@ TEST(CpuGemm, BitwiseIdenticalForAnyThreadCount) {
   EXPECT_EQ(parallel, p.c.bytes);
 }
 
+// Decode shapes split their columns across threads (one row cannot be split):
+// the same bits with 1, 2 and 5 threads, for a narrow weight (N = 256, a k/v
+// projection) and a wide one, f32 and bf16 (the bf16_pairs kernel where the
+// CPU has AVX-512 BF16), against the fp64 reference too.
+TEST(CpuGemm, DecodeShapesGiveTheSameBitsForAnyThreadCount) {
+  for (DType in : {DType::f32, DType::bf16})
+    for (std::int64_t n : {256, 1100})
+      for (std::int64_t m : {1, 3}) {
+        SCOPED_TRACE(testing::Message() << hal::dtype_name(in) << " m " << m << " n " << n);
+        Problem p(m, n, 301, false, false, in);
+        check_against_reference(p.call, "decode shape");
+        const auto want = p.c.bytes;
+        for (int threads : {1, 2, 5}) {
+          std::fill(p.c.bytes.begin(), p.c.bytes.end(), 0);
+          tbb::task_arena arena(threads);
+          arena.execute([&] { hal::cpu_ref::gemm(p.call); });
+          EXPECT_EQ(want, p.c.bytes) << threads << " threads";
+        }
+      }
+}
+
 TEST(CpuGemm, SubBlockEqualsTheSameRowsAndColumnsOfTheFullProduct) {
   const std::int64_t m = 200, n = 150, k = 300;
   Problem full(m, n, k, false, false);
