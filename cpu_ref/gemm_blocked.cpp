@@ -59,6 +59,20 @@ bool b_can_stream(const GemmMatrix& b) {
 }
 
 std::int64_t round_up(std::int64_t v, std::int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
+
+// Decode shapes (a few rows) cannot be split by rows, so their columns are
+// split finer than NC: at least kDecodeTasksPerThread tasks per thread, none
+// narrower than kMinDecodeColumns. Without it a one-row product over a weight
+// of N <= NC columns (a model's q/k/v/o and down projections) ran as one task
+// on one thread while the others idled. Which task computes a column never
+// changes how (K is not split), so the bits stay those of any other split.
+constexpr std::int64_t kDecodeTasksPerThread = 2;
+constexpr std::int64_t kMinDecodeColumns = 64;
+std::int64_t decode_column_cap(const GemmProblem& p, const GemmBlocking& blocking, std::int64_t threads) {
+  if (p.m > kStreamBRows) return blocking.nc;
+  const std::int64_t per_batch = ceil_div(kDecodeTasksPerThread * threads, p.batch);
+  return std::min(blocking.nc, std::max(kMinDecodeColumns, ceil_div(p.n, per_batch)));
+}
 // One output row of a tile: gathers its fp32 accumulators (stored per MR x NR
 // micro-tile) into `row`, then applies act(alpha * acc + beta * C + bias) in
 // this order in fp32 and rounds once to C's dtype. Each step is a separate
@@ -126,7 +140,8 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
       return gemm_fp32_blocked(p, *other, blocking);
   const int mr = kernel.mr, nr = kernel.nr;
   const std::int64_t mc_max = round_up(std::min(blocking.mc, round_up(p.m, mr)), mr);
-  const std::int64_t nc_max = round_up(std::min(blocking.nc, round_up(p.n, nr)), nr);
+  const std::int64_t threads = tbb::this_task_arena::max_concurrency();
+  const std::int64_t nc_max = round_up(std::min(decode_column_cap(p, blocking, threads), round_up(p.n, nr)), nr);
   // K blocks start at multiples of the kernel's granule (bf16 pairs never straddle two blocks).
   const std::int64_t kc_max = round_up(std::max<std::int64_t>(1, std::min(blocking.kc, p.k)), kernel.k_granule());
   const GemmPacking packing = kernel.packing;
@@ -143,7 +158,6 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
   // two tasks per thread than with four). Splits are
   // even (a multiple of MR, not of MC: the last MC block of a task may be
   // short). The split changes which task computes an element, never how.
-  const std::int64_t threads = tbb::this_task_arena::max_concurrency();
   const std::int64_t col_tasks = p.batch * n_blocks;
   const std::int64_t row_splits = std::max<std::int64_t>(
       {ceil_div(threads, col_tasks),

@@ -60,7 +60,9 @@ struct GemmMicroKernel {
   int nr;             // columns of the accumulator tile
   GemmMicroKernelFn run;
   GemmPacking packing = GemmPacking::fp32;
-  GemmStreamBFn stream_b = nullptr;  // fp32 packing only; null: always pack B
+  // null: always pack B. A bf16_pairs kernel's stream_b reads pack_a's pair
+  // words through `a` and a bf16 B, pairing B's rows in registers.
+  GemmStreamBFn stream_b = nullptr;
   // fp32 packing: each step is one fused multiply-add (else a rounded
   // multiply, then a rounded add). Kernels alike in this give the same bits.
   bool fused = false;

@@ -5,11 +5,14 @@
 // accumulators, as the fp32 AVX-512 kernel. Compiled with -mavx512bf16 only
 // in this file; run only where cpu_features() reports AVX-512 and AVX-512 BF16.
 //
-// Not yet run on hardware: the development machine has no AVX-512. The pair
-// packing and the driver are tested on every CPU through the emulated kernel
-// (gemm_microkernel_bf16_pairs_emulated.cpp), which follows the same contract.
+// Runs on the 2-core development VM since it moved to an AMD EPYC with AVX-512
+// BF16 (2026-12-02); the pair packing and the driver are also tested on every
+// CPU through the emulated kernel (gemm_microkernel_bf16_pairs_emulated.cpp).
+// Decode tiles stream B in place (stream_b_pairs): packing B for one row cost
+// a full extra pass over every weight.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cpu_ref/gemm_microkernel.h"
@@ -84,10 +87,79 @@ void microkernel_avx512bf16(std::int64_t kc, const void* a_panel, const void* b_
   _mm512_storeu_ps(acc + 11 * kNr + 16, c111);
 }
 
+// Pair words of B rows k (low halves) and k + 1 (high halves) for columns
+// 0..15 (lo) and 16..31 (hi): the words pack_b's bf16_pairs panel holds.
+alignas(64) constexpr std::int16_t kPairLo[32] = {0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+                                                   8,  40, 9,  41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+alignas(64) constexpr std::int16_t kPairHi[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
+                                                   24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+
+// Rows [0, R) of one 12 x 32 accumulator tile += `pairs` pair steps of A's
+// packed pair words `a` (kMr per pair) with B read in place: rows 2p and
+// 2p + 1 (the second a zero pad when `odd_tail` and p is the last pair) of b,
+// ldb elements apart, interleaved into pair words in registers. The same
+// vdpbf16ps on the same words, in the same order, as microkernel_avx512bf16.
+template <int R>
+void stream_pairs_tile(std::int64_t pairs, bool odd_tail, const std::int32_t* a, const std::uint16_t* b,
+                       std::int64_t ldb, float* acc) {
+  const __m512i lo_idx = _mm512_load_si512(kPairLo), hi_idx = _mm512_load_si512(kPairHi);
+  __m512 c0[R], c1[R];
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r) c0[r] = _mm512_loadu_ps(acc + r * kNr), c1[r] = _mm512_loadu_ps(acc + r * kNr + 16);
+  for (std::int64_t p = 0; p < pairs; ++p) {
+    const __m512i even = _mm512_loadu_si512(b + 2 * p * ldb);
+    const __m512i odd = odd_tail && p + 1 == pairs ? _mm512_setzero_si512() : _mm512_loadu_si512(b + (2 * p + 1) * ldb);
+    const __m512i b0 = _mm512_permutex2var_epi16(even, lo_idx, odd);
+    const __m512i b1 = _mm512_permutex2var_epi16(even, hi_idx, odd);
+    const std::int32_t* ap = a + p * kMr;
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      const __m512i ar = _mm512_set1_epi32(ap[r]);
+      c0[r] = dot_pairs(c0[r], ar, b0);
+      c1[r] = dot_pairs(c1[r], ar, b1);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r) _mm512_storeu_ps(acc + r * kNr, c0[r]), _mm512_storeu_ps(acc + r * kNr + 16, c1[r]);
+}
+
+template <int R = kMr>
+void stream_pairs_rows(std::int64_t rows, std::int64_t pairs, bool odd_tail, const std::int32_t* a,
+                       const std::uint16_t* b, std::int64_t ldb, float* acc) {
+  if constexpr (R > 1)
+    if (rows < R) return stream_pairs_rows<R - 1>(rows, pairs, odd_tail, a, b, ldb, acc);
+  stream_pairs_tile<R>(pairs, odd_tail, a, b, ldb, acc);
+}
+
+// GemmStreamBFn for the bf16_pairs packing: `a` holds pack_a's pair words
+// (a_stride words per A panel), B is bf16 [kc rows, ldb]. Walks B a group of
+// kStreamPairsGroup pairs at a time across all column panels, like
+// stream_b_tiles (gemm_stream_b.h), so each group's rows are read once from
+// memory; the last A panel computes its real rows only.
+constexpr std::int64_t kStreamPairsGroup = 8;  // 16 rows of B
+
+void stream_b_pairs(std::int64_t kc, const float* a_words, std::int64_t a_stride, std::int64_t rows, const void* b,
+                    DType b_dtype, std::int64_t ldb, std::int64_t panels, float* acc, std::int64_t acc_m_panels) {
+  (void)b_dtype;  // bf16: the driver streams B for this packing only when A and B are both bf16
+  const auto* a = reinterpret_cast<const std::int32_t*>(a_words);
+  const auto* bb = static_cast<const std::uint16_t*>(b);
+  const std::int64_t total_pairs = (kc + 1) / 2, a_panels = (rows + kMr - 1) / kMr;
+  for (std::int64_t p0 = 0; p0 < total_pairs; p0 += kStreamPairsGroup) {
+    const std::int64_t pn = std::min(kStreamPairsGroup, total_pairs - p0);
+    const bool odd_tail = (kc % 2 == 1) && p0 + pn == total_pairs;
+    for (std::int64_t jp = 0; jp < panels; ++jp) {
+      const std::uint16_t* bk = bb + 2 * p0 * ldb + jp * kNr;
+      for (std::int64_t ip = 0; ip < a_panels; ++ip)
+        stream_pairs_rows(rows - ip * kMr, pn, odd_tail, a + ip * a_stride + p0 * kMr, bk, ldb,
+                          acc + (jp * acc_m_panels + ip) * kMr * kNr);
+    }
+  }
+}
+
 }  // namespace
 
 GemmMicroKernel gemm_microkernel_avx512bf16() {
-  return {"avx512bf16_12x32", kMr, kNr, &microkernel_avx512bf16, GemmPacking::bf16_pairs};
+  return {"avx512bf16_12x32", kMr, kNr, &microkernel_avx512bf16, GemmPacking::bf16_pairs, &stream_b_pairs};
 }
 
 }  // namespace hal::cpu_ref

@@ -328,6 +328,27 @@ TEST(CpuGemm, BitwiseIdenticalForAnyThreadCount) {
   EXPECT_EQ(parallel, p.c.bytes);
 }
 
+// Decode shapes split their columns across threads (one row cannot be split):
+// the same bits with 1, 2 and 5 threads, for a narrow weight (N = 256, a k/v
+// projection) and a wide one, f32 and bf16 (the bf16_pairs kernel where the
+// CPU has AVX-512 BF16), against the fp64 reference too.
+TEST(CpuGemm, DecodeShapesGiveTheSameBitsForAnyThreadCount) {
+  for (DType in : {DType::f32, DType::bf16})
+    for (std::int64_t n : {256, 1100})
+      for (std::int64_t m : {1, 3}) {
+        SCOPED_TRACE(testing::Message() << hal::dtype_name(in) << " m " << m << " n " << n);
+        Problem p(m, n, 301, false, false, in);
+        check_against_reference(p.call, "decode shape");
+        const auto want = p.c.bytes;
+        for (int threads : {1, 2, 5}) {
+          std::fill(p.c.bytes.begin(), p.c.bytes.end(), 0);
+          tbb::task_arena arena(threads);
+          arena.execute([&] { hal::cpu_ref::gemm(p.call); });
+          EXPECT_EQ(want, p.c.bytes) << threads << " threads";
+        }
+      }
+}
+
 TEST(CpuGemm, SubBlockEqualsTheSameRowsAndColumnsOfTheFullProduct) {
   const std::int64_t m = 200, n = 150, k = 300;
   Problem full(m, n, k, false, false);
@@ -353,7 +374,7 @@ TEST(CpuGemm, SubBlockEqualsTheSameRowsAndColumnsOfTheFullProduct) {
 // several column panels and a k count that ends inside a group.
 TEST(CpuGemm, StreamedBEqualsPackedBBitForBit) {
   for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
-    if (!kernel.stream_b) continue;
+    if (!kernel.stream_b || kernel.packing != hal::cpu_ref::GemmPacking::fp32) continue;  // pairs: the driver test
     SCOPED_TRACE(kernel.name);
     const int mr = kernel.mr, nr = kernel.nr;
     const std::int64_t kc = 37, panels = 3, ldb = panels * nr + 5;  // B rows wider than the panels read
@@ -397,8 +418,9 @@ TEST(CpuGemm, StreamedBEqualsPackedBBitForBit) {
 TEST(CpuGemm, DecodeRowsEqualTheSameRowsOfATallProduct) {
   const std::int64_t m = 200, n = 150, k = 300;
   for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
-    if (kernel.packing != hal::cpu_ref::GemmPacking::fp32) continue;
+    const bool pairs = kernel.packing == hal::cpu_ref::GemmPacking::bf16_pairs;  // bf16 A and B only
     for (DType bt : {DType::f32, DType::bf16}) {
+      if (pairs && bt != DType::bf16) continue;
       SCOPED_TRACE(testing::Message() << kernel.name << " " << hal::dtype_name(bt));
       Problem full(m, n, k, false, false, bt);
       // One task of all 200 rows: B is packed.
