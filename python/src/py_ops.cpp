@@ -409,7 +409,8 @@ GivenOutputs given_outputs(const OpSpec& spec, const py::object& out, const std:
 // i32). A given output replaces the one the builder allocated before anything
 // runs (that allocation is freed unused).
 py::object run_through_table(const OpSpec& spec, const std::map<std::string, PyTensor>& in, const Attrs& attrs,
-                             GivenOutputs given, Device& dev, Stream& stream) {
+                             GivenOutputs given, Device& dev, const std::shared_ptr<Stream>& shared_stream) {
+  Stream& stream = *shared_stream;
   const std::string op(spec.name);
   tools::DeviceArena arena(dev, stream);
   std::map<std::string, tools::HostArray> placeholders;
@@ -449,12 +450,13 @@ py::object run_through_table(const OpSpec& spec, const std::map<std::string, PyT
     const std::string name(o);
     const auto it = built->outputs.find(name);
     if (it == built->outputs.end()) continue;
+    PyTensor r{it->second, buffers};
     if (const auto g = given.tensors.find(name); g != given.tensors.end())
-      results.push_back(py::cast(g->second));
+      r = g->second;
     else if (const auto i = in.find(name); i != in.end())
-      results.push_back(py::cast(i->second));
-    else
-      results.push_back(py::cast(PyTensor{it->second, buffers}));
+      r = i->second;
+    r.writes->stream = shared_stream;  // __dlpack__ and numpy() order after this stream
+    results.push_back(py::cast(r));
   }
   if (results.size() == 1) return results[0];
   py::tuple t(results.size());
@@ -523,16 +525,19 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
   if (table_built) {
     const Attrs attrs(std::move(attr_values));
     return run_through_table(spec, in, attrs, given_outputs(spec, out, named_outputs, *dev), *dev,
-                             stream_for(*dev, stream));
+                             shared_stream_for(*dev, stream));
   }
   Output y{out, *dev, std::nullopt};
   const Attrs attrs(std::move(attr_values));
   const OpCall call = build(op, in, attrs, y);
-  Stream& s = stream_for(*dev, stream);
+  const std::shared_ptr<Stream> shared = shared_stream_for(*dev, stream);
+  Stream& s = *shared;
   {
     py::gil_scoped_release release;
     ops::run(s, call);
   }
+  y.tensor->writes->stream = shared;  // __dlpack__ and numpy() order after this stream
+  if (y.second) y.second->writes->stream = shared;
   if (y.second) return py::make_tuple(*y.tensor, *y.second);
   return py::cast(*y.tensor);
 }
