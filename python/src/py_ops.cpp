@@ -238,16 +238,6 @@ OpCall build(std::string_view op, std::map<std::string, PyTensor>& in, const Att
     c.y = y.make(c.table.dtype, s);
     return c;
   }
-  if (op == "attention") {
-    AttentionCall c{t("q"), t("k"), t("v"), {}};
-    if (c.q.rank() != 4 || c.v.rank() != 4)
-      throw_invalid_argument("attention", c.q.rank() != 4 ? "q" : "v", "rank 4",
-                             (c.q.rank() != 4 ? c.q : c.v).shape.str());
-    c.scale = attrs.get_float("scale", 0.0f);
-    c.causal = attrs.get_bool("causal", false);
-    c.y = y.make(c.q.dtype, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]});
-    return c;
-  }
   if (op == "copy") {
     CopyCall c;
     c.x = t("x");
@@ -351,7 +341,11 @@ std::vector<std::string_view> writable_outputs(const OpSpec& spec) {
   return v;
 }
 
+// Forward ops built by the table's builder too (their branch in build() above is gone).
+const std::set<std::string_view> kTableBuiltForwardOps = {"attention"};
+
 bool built_by_table(const OpSpec& spec) {
+  if (kTableBuiltForwardOps.count(spec.name)) return true;
   static const std::set<std::string_view> training = [] {
     std::vector<OpSpec> v;
     tools::add_training_op_specs(v);
@@ -403,7 +397,7 @@ GivenOutputs given_outputs(const OpSpec& spec, const py::object& out, const std:
   return g;
 }
 
-// Builds the call with the op table's builder (as `hal run` does): every
+// Builds the call with the op table's builder (tools::build_call, as `hal run` does): every
 // input is a placeholder bound to the caller's device tensor, so the builder
 // sees the caller's memory and converts only what it must (rope's positions to
 // i32). A given output replaces the one the builder allocated before anything
@@ -420,8 +414,7 @@ py::object run_through_table(const OpSpec& spec, const std::map<std::string, PyT
     p.shape = t.view.shape;
     arena.bind(p, t.view);
   }
-  std::optional<tools::BuiltCall> built = tools::build_training_call(spec, placeholders, attrs, given.requested, arena);
-  if (!built) throw_unsupported("python", op, "the Python module (an op the table's builder does not build)");
+  std::optional<tools::BuiltCall> built = tools::build_call(spec, placeholders, attrs, given.requested, arena);
   auto buffers = std::make_shared<std::vector<Buffer>>(arena.release_buffers());
   for (const auto& [name, g] : given.tensors) {
     const auto it = built->outputs.find(name);
