@@ -299,3 +299,13 @@ def test_gemm_fp8_grouped_uses_each_groups_rows(rng):
     np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
 
+
+
+def test_attention_writes_a_given_output(rng):
+    q = rng.standard_normal((1, 3, 2, 8)).astype(np.float32)
+    want = hal.ops.attention(h(q), h(q), h(q), causal=True).numpy()
+    out, named = hal.zeros((1, 3, 2, 8)), hal.zeros((1, 3, 2, 8))
+    assert hal.ops.attention(h(q), h(q), h(q), causal=True, out=out).data_ptr == out.data_ptr
+    assert hal.ops.attention(h(q), h(q), h(q), causal=True, y=named).data_ptr == named.data_ptr
+    np.testing.assert_array_equal(out.numpy(), want)
+    np.testing.assert_array_equal(named.numpy(), want)
