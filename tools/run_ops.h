@@ -78,6 +78,9 @@ class DeviceArena {
   Tensor allocate(DType dtype, const Shape& shape);
   Tensor zeros(DType dtype, const Shape& shape);
   HostArray download(const Tensor& t);
+  // Hands over the buffers allocated so far (the Python module keeps them
+  // alive as long as the outputs it returns).
+  std::vector<Buffer> release_buffers() { return std::move(buffers_); }
 
  private:
   Device& device_;

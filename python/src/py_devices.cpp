@@ -10,15 +10,23 @@
 
 namespace hal::python {
 
-Stream& default_stream(Device& device) {
+namespace {
+
+std::shared_ptr<Stream> shared_default_stream(Device& device) {
   static std::mutex mutex;
-  static std::map<Device*, std::unique_ptr<Stream>>* streams = new std::map<Device*, std::unique_ptr<Stream>>();
+  static auto* streams = new std::map<Device*, std::shared_ptr<Stream>>();
   // Never destroyed: Python may still hold tensors when the module is torn down.
   std::lock_guard lock(mutex);
   auto& s = (*streams)[&device];
-  if (!s) s = std::make_unique<Stream>(device);
-  return *s;
+  if (!s) s = std::make_shared<Stream>(device);
+  return s;
 }
+
+}  // namespace
+
+Stream& default_stream(Device& device) { return *shared_default_stream(device); }
+
+Stream& last_writer(const PyTensor& t) { return t.writes->stream ? *t.writes->stream : default_stream(t.device()); }
 
 Device& device_from_python(const py::handle& h) {
   if (h.is_none()) return default_device();
@@ -26,13 +34,16 @@ Device& device_from_python(const py::handle& h) {
   return h.cast<Device&>();
 }
 
-Stream& stream_for(Device& device, const py::object& stream) {
-  if (stream.is_none()) return default_stream(device);
-  Stream& s = stream.cast<Stream&>();
+Stream& stream_for(Device& device, const py::object& stream) { return *shared_stream_for(device, stream); }
+
+std::shared_ptr<Stream> shared_stream_for(Device& device, const py::object& stream) {
+  if (stream.is_none()) return shared_default_stream(device);
+  std::shared_ptr<Stream> shared = stream.cast<std::shared_ptr<Stream>>();
+  Stream& s = *shared;
   if (&s.device() != &device)
     throw_invalid_argument("hal", "stream", fmt::format("a stream of {}", device.name()),
                            fmt::format("a stream of {}", s.device().name()));
-  return s;
+  return shared;
 }
 
 namespace {
@@ -120,8 +131,8 @@ void register_devices(py::module_& m) {
         return reinterpret_cast<std::uintptr_t>(s.impl().native_handle());
       }, "The vendor's stream handle (CUstream, hipStream_t) as an integer; 0 on the CPU.");
 
-  m.def("default_stream", [](const py::object& device) -> Stream& { return default_stream(device_from_python(device)); },
-        py::return_value_policy::reference, py::arg("device") = py::none(),
+  m.def("default_stream", [](const py::object& device) { return shared_default_stream(device_from_python(device)); },
+        py::arg("device") = py::none(),
         "The stream ops use on a device when no stream= is given.");
   m.def("synchronize", [](const py::object& device) {
     Stream& s = default_stream(device_from_python(device));

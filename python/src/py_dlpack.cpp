@@ -8,6 +8,7 @@
 #include "hal/error.h"
 #include "hal/registry.h"
 #include "python/src/dlpack_abi.h"
+#include "python/src/dlpack_stream.h"
 #include "python/src/gpu_stream_handshake.h"
 #include "python/src/py_tensor.h"
 
@@ -151,6 +152,28 @@ void capsule_destructor(PyObject* capsule) {
   if (m && m->deleter) m->deleter(m);
 }
 
+ConsumerOrdering interpret_stream_argument(std::int32_t device_type, const py::object& stream) {
+  std::optional<std::int64_t> s;
+  if (!stream.is_none()) {
+    if (!py::isinstance<py::int_>(stream) || py::isinstance<py::bool_>(stream))
+      throw py::type_error(fmt::format("hal.Tensor.__dlpack__: stream is an integer or None, not a {}",
+                                       py::str(py::type::of(stream)).cast<std::string>()));
+    s = stream.cast<std::int64_t>();
+  }
+  try {
+    return interpret_consumer_stream(device_type, s);
+  } catch (const ConsumerStreamRefused& e) {
+    throw py::buffer_error(e.message);
+  }
+}
+
+void order_consumer(const PyTensor& t, const ConsumerOrdering& o) {
+  Stream& writer = last_writer(t);
+  py::gil_scoped_release release;
+  if (o.kind == ConsumerOrdering::Kind::host_wait) writer.synchronize();
+  if (o.kind == ConsumerOrdering::Kind::stream_wait) make_foreign_stream_wait(t.device(), writer, o.stream);
+}
+
 py::object export_capsule(const PyTensor& t, const py::object& stream, const py::object& max_version,
                           const py::object& dl_device, const py::object& copy) {
   if (!copy.is_none() && copy.cast<bool>())
@@ -162,21 +185,8 @@ py::object export_capsule(const PyTensor& t, const py::object& stream, const py:
       throw py::buffer_error(fmt::format("hal.Tensor.__dlpack__: the tensor is on {}, not on DLPack device ({}, {})",
                                          t.device().name(), want.first, want.second));
   }
-  // Order the consumer after hal's queued work on this tensor.
-  Stream& hal_stream = default_stream(t.device());
-  if (t.device().host_accessible()) {
-    if (!stream.is_none())
-      throw py::buffer_error("hal.Tensor.__dlpack__: stream must be None for a CPU tensor");
-    py::gil_scoped_release release;
-    hal_stream.synchronize();
-  } else {
-    // None: the consumer uses the legacy default stream (CUDA 1, HIP 0); -1: no ordering.
-    const std::int64_t s = stream.is_none() ? (dev.device_type == dlpack::kCUDA ? 1 : 0) : stream.cast<std::int64_t>();
-    if (s != -1) {
-      py::gil_scoped_release release;
-      make_foreign_stream_wait(t.device(), hal_stream, static_cast<std::uintptr_t>(s));
-    }
-  }
+  // Order the consumer after hal's last write to this tensor (DLPack leaves that to the producer).
+  order_consumer(t, interpret_stream_argument(dev.device_type, stream));
   bool versioned = false;
   bool knows_fp8 = false;
   if (!max_version.is_none()) {
@@ -245,6 +255,14 @@ PyTensor import_dltensor(const dlpack::Tensor& d, std::shared_ptr<void> keeper) 
   return tensor_from_external_memory(device, data, dtype, shape, strides, std::move(keeper));
 }
 
+// A capsule hal exported itself: the view shares the exported tensor's write
+// record, so that a later export still orders after hal's last write.
+template <class Managed>
+PyTensor with_record_of(Managed* m, PyTensor t) {
+  if (m->deleter == &delete_export<Managed>) t.writes = static_cast<ExportContext<Managed>*>(m->manager_ctx)->tensor.writes;
+  return t;
+}
+
 PyTensor import_capsule(const py::object& capsule) {
   PyObject* c = capsule.ptr();
   if (PyCapsule_IsValid(c, kVersionedName)) {
@@ -253,12 +271,12 @@ PyTensor import_capsule(const py::object& capsule) {
       throw_unsupported("dlpack", "from_dlpack", fmt::format("DLPack version {}.{}", m->version.major, m->version.minor));
     // The capsule is ours from here: renamed so that its destructor leaves it.
     PyCapsule_SetName(c, "used_dltensor_versioned");
-    return import_dltensor(m->dl_tensor, keeper_of(m));
+    return with_record_of(m, import_dltensor(m->dl_tensor, keeper_of(m)));
   }
   if (PyCapsule_IsValid(c, kLegacyName)) {
     auto* m = static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(c, kLegacyName));
     PyCapsule_SetName(c, "used_dltensor");
-    return import_dltensor(m->dl_tensor, keeper_of(m));
+    return with_record_of(m, import_dltensor(m->dl_tensor, keeper_of(m)));
   }
   throw_invalid_argument("hal.from_dlpack", "obj", "an object with __dlpack__ or an unused DLPack capsule",
                          py::str(py::type::of(capsule)).cast<std::string>());
@@ -297,6 +315,15 @@ void register_dlpack(py::module_& m, py::class_<PyTensor>& tensor) {
     const dlpack::Device d = to_dlpack_device(t.device());
     return py::make_tuple(d.device_type, d.device_id);
   });
+  py::module_ testing = m.def_submodule("_testing", "Host-side logic exposed for hal's own tests");
+  testing.def("consumer_ordering", [](std::int32_t device_type, const py::object& stream) -> py::object {
+    const ConsumerOrdering o = interpret_stream_argument(device_type, stream);
+    if (o.kind == ConsumerOrdering::Kind::none) return py::none();
+    if (o.kind == ConsumerOrdering::Kind::host_wait) return py::str("host");
+    return py::int_(o.stream);
+  }, py::arg("device_type"), py::arg("stream"),
+     "What __dlpack__(stream=...) does for a DLPack device type: None (no ordering), 'host' (waits on the host for "
+     "the tensor's last writer) or the consumer stream handle made to wait on it.");
   m.def("from_dlpack", &from_dlpack, py::arg("obj"),
         "A hal tensor viewing obj's memory (anything with __dlpack__, or a DLPack capsule); obj stays alive "
         "as long as the view.");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 #include "hal/error.h"
 #include "hal/registry.h"
@@ -14,6 +15,7 @@
 #include "python/src/py_tensor.h"
 #include "tools/cli.h"
 #include "tools/run_ops.h"
+#include "tools/run_ops_training.h"
 
 namespace hal::python {
 
@@ -28,6 +30,10 @@ using tools::OpSpec;
 PyTensor tensor_argument(const py::handle& h, Device* device, std::optional<DType> host_dtype = std::nullopt,
                          bool is_output = false) {
   if (py::isinstance<PyTensor>(h)) return h.cast<PyTensor>();
+  if (is_output && !py::hasattr(h, "__dlpack__"))
+    throw py::type_error(fmt::format("an output (or a tensor updated in place) must be a hal.Tensor or a DLPack array "
+                                     "that hal can write into, not a {} (a copy would not be updated)",
+                                     py::str(py::type::of(h)).cast<std::string>()));
   py::module_ hal = py::module_::import("hal");
   py::object np = py::module_::import("numpy");
   const bool view = py::hasattr(h, "__dlpack__") && (is_output || !py::isinstance<py::array>(h));
@@ -232,16 +238,6 @@ OpCall build(std::string_view op, std::map<std::string, PyTensor>& in, const Att
     c.y = y.make(c.table.dtype, s);
     return c;
   }
-  if (op == "attention") {
-    AttentionCall c{t("q"), t("k"), t("v"), {}};
-    if (c.q.rank() != 4 || c.v.rank() != 4)
-      throw_invalid_argument("attention", c.q.rank() != 4 ? "q" : "v", "rank 4",
-                             (c.q.rank() != 4 ? c.q : c.v).shape.str());
-    c.scale = attrs.get_float("scale", 0.0f);
-    c.causal = attrs.get_bool("causal", false);
-    c.y = y.make(c.q.dtype, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]});
-    return c;
-  }
   if (op == "copy") {
     CopyCall c;
     c.x = t("x");
@@ -322,6 +318,145 @@ OpCall build(std::string_view op, std::map<std::string, PyTensor>& in, const Att
   throw_unsupported("python", op, "the Python module (an op of the table it does not build yet)");
 }
 
+// ---- ops built by the op table's own builder ------------------------------
+
+std::vector<std::string_view> all_outputs(const OpSpec& spec) {
+  std::vector<std::string_view> v = spec.outputs;
+  v.insert(v.end(), spec.optional_outputs.begin(), spec.optional_outputs.end());
+  return v;
+}
+
+std::vector<std::string_view> all_inputs(const OpSpec& spec) {
+  std::vector<std::string_view> v = spec.required_inputs;
+  v.insert(v.end(), spec.optional_inputs.begin(), spec.optional_inputs.end());
+  return v;
+}
+
+// The outputs a caller may give or ask for: those that are not also inputs
+// (an output that is an input is updated in place: adamw's param, m, v).
+std::vector<std::string_view> writable_outputs(const OpSpec& spec) {
+  std::vector<std::string_view> v;
+  for (std::string_view o : all_outputs(spec))
+    if (!contains(all_inputs(spec), o)) v.push_back(o);
+  return v;
+}
+
+// Forward ops built by the table's builder too (their branch in build() above is gone).
+const std::set<std::string_view> kTableBuiltForwardOps = {"attention"};
+
+bool built_by_table(const OpSpec& spec) {
+  if (kTableBuiltForwardOps.count(spec.name)) return true;
+  static const std::set<std::string_view> training = [] {
+    std::vector<OpSpec> v;
+    tools::add_training_op_specs(v);
+    std::set<std::string_view> names;
+    for (const OpSpec& s : tools::op_specs())
+      for (const OpSpec& t : v)
+        if (s.name == t.name) names.insert(s.name);
+    return names;
+  }();
+  return training.count(spec.name) != 0;
+}
+
+// The outputs the caller gave (out= or by name) and the optional ones asked for with NAME=True.
+struct GivenOutputs {
+  std::map<std::string, PyTensor> tensors;
+  std::set<std::string> requested;
+};
+
+GivenOutputs given_outputs(const OpSpec& spec, const py::object& out, const std::map<std::string, py::object>& named,
+                           Device& dev) {
+  const std::string op(spec.name);
+  const std::vector<std::string_view> writable = writable_outputs(spec);
+  GivenOutputs g;
+  auto give = [&](std::string_view name, const py::handle& v) {
+    if (v.is_none() || (py::isinstance<py::bool_>(v) && !v.cast<bool>())) return;
+    const std::string n(name);
+    if (g.requested.count(n)) throw py::type_error(fmt::format("hal.ops.{}() got output '{}' twice", op, n));
+    g.requested.insert(n);
+    if (py::isinstance<py::bool_>(v)) return;  // NAME=True: allocated and returned
+    g.tensors.emplace(n, tensor_argument(v, &dev, std::nullopt, true));
+  };
+  if (!out.is_none()) {
+    if (writable.empty())
+      throw py::type_error(fmt::format("hal.ops.{}() takes no out=: it updates {} in place", op,
+                                       fmt::join(all_outputs(spec), ", ")));
+    std::size_t required = 0;
+    for (std::string_view o : spec.outputs) required += contains(writable, o) ? 1 : 0;
+    const bool sequence = py::isinstance<py::tuple>(out) || py::isinstance<py::list>(out);
+    if (!sequence && required == 1) {
+      give(writable[0], out);
+    } else {
+      if (!sequence || py::len(out) < required || py::len(out) > writable.size())
+        throw py::type_error(fmt::format("hal.ops.{}(): out= is a tuple ({}) of {} to {} tensors (None: allocated)",
+                                         op, fmt::join(writable, ", "), required, writable.size()));
+      for (std::size_t i = 0; i < py::len(out); ++i) give(writable[i], out[py::int_(i)]);
+    }
+  }
+  for (const auto& [name, v] : named) give(name, v);
+  return g;
+}
+
+// Builds the call with the op table's builder (tools::build_call, as `hal run` does): every
+// input is a placeholder bound to the caller's device tensor, so the builder
+// sees the caller's memory and converts only what it must (rope's positions to
+// i32). A given output replaces the one the builder allocated before anything
+// runs (that allocation is freed unused).
+py::object run_through_table(const OpSpec& spec, const std::map<std::string, PyTensor>& in, const Attrs& attrs,
+                             GivenOutputs given, Device& dev, const std::shared_ptr<Stream>& shared_stream) {
+  Stream& stream = *shared_stream;
+  const std::string op(spec.name);
+  tools::DeviceArena arena(dev, stream);
+  std::map<std::string, tools::HostArray> placeholders;
+  for (const auto& [name, t] : in) {
+    tools::HostArray& p = placeholders[name];  // std::map: the address stays valid
+    p.dtype = t.view.dtype;
+    p.shape = t.view.shape;
+    arena.bind(p, t.view);
+  }
+  std::optional<tools::BuiltCall> built = tools::build_call(spec, placeholders, attrs, given.requested, arena);
+  auto buffers = std::make_shared<std::vector<Buffer>>(arena.release_buffers());
+  for (const auto& [name, g] : given.tensors) {
+    const auto it = built->outputs.find(name);
+    if (it == built->outputs.end())
+      throw_unsupported("python", op, fmt::format("output '{}' (the op table's builder does not write it)", name));
+    const void* allocated = it->second.data;
+    for_each_tensor(built->call, [&](std::string_view, Tensor& t, TensorRole) {
+      if (t.data == allocated) t = g.view;
+    });
+    it->second = g.view;
+  }
+  // An output that is an input must be the caller's memory, not a converted copy.
+  for (const auto& [name, t] : built->outputs) {
+    const auto it = in.find(name);
+    if (it != in.end() && t.data != it->second.view.data)
+      throw_invalid_argument(op, name, fmt::format("{} (it is updated in place: a converted copy would not be)",
+                                                   dtype_name(t.dtype)),
+                             std::string(dtype_name(it->second.view.dtype)));
+  }
+  {
+    py::gil_scoped_release release;
+    ops::run(stream, built->call);
+  }
+  std::vector<py::object> results;
+  for (std::string_view o : all_outputs(spec)) {
+    const std::string name(o);
+    const auto it = built->outputs.find(name);
+    if (it == built->outputs.end()) continue;
+    PyTensor r{it->second, buffers};
+    if (const auto g = given.tensors.find(name); g != given.tensors.end())
+      r = g->second;
+    else if (const auto i = in.find(name); i != in.end())
+      r = i->second;
+    r.writes->stream = shared_stream;  // __dlpack__ and numpy() order after this stream
+    results.push_back(py::cast(r));
+  }
+  if (results.size() == 1) return results[0];
+  py::tuple t(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) t[i] = results[i];
+  return t;
+}
+
 py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& kwargs) {
   const std::string op(spec.name);
   std::vector<std::string_view> inputs = spec.required_inputs;
@@ -333,6 +468,8 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
   for (std::size_t i = 0; i < args.size(); ++i) given[std::string(inputs[i])] = args[i];
   py::object out = py::none(), stream = py::none(), device = py::none();
   std::map<std::string, std::string> attr_values;
+  std::map<std::string, py::object> named_outputs;
+  const bool table_built = built_by_table(spec);
   for (const auto& [k, v] : kwargs) {
     const std::string key = k.cast<std::string>();
     if (key == "out") out = py::reinterpret_borrow<py::object>(v);
@@ -343,9 +480,13 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
       given[key] = py::reinterpret_borrow<py::object>(v);
     } else if (contains(spec.attrs, key)) {
       if (!v.is_none()) attr_values[key] = attr_string(v);
+    } else if (table_built && contains(writable_outputs(spec), key)) {
+      named_outputs[key] = py::reinterpret_borrow<py::object>(v);
     } else {
-      throw py::type_error(fmt::format("hal.ops.{}() got an unexpected keyword argument '{}' (inputs: {}; options: {})",
-                                       op, key, fmt::join(inputs, ", "), fmt::join(spec.attrs, ", ")));
+      throw py::type_error(fmt::format("hal.ops.{}() got an unexpected keyword argument '{}' (inputs: {}; options: {}{})",
+                                       op, key, fmt::join(inputs, ", "), fmt::join(spec.attrs, ", "),
+                                       table_built ? fmt::format("; outputs: {}", fmt::join(writable_outputs(spec), ", "))
+                                                   : std::string()));
     }
   }
   for (std::string_view r : spec.required_inputs)
@@ -355,10 +496,13 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
   Device* dev = nullptr;
   if (!stream.is_none()) dev = &stream.cast<Stream&>().device();
   else if (!device.is_none()) dev = &device_from_python(device);
+  // An input the op updates in place (also an output) is viewed, never copied.
+  auto in_place = [&](const std::string& name) { return contains(all_outputs(spec), name); };
   std::map<std::string, PyTensor> in;
   for (const auto& [name, v] : given)
-    if (!v.is_none() && (py::isinstance<PyTensor>(v) || py::hasattr(v, "__dlpack__")) && !py::isinstance<py::array>(v)) {
-      in.emplace(name, tensor_argument(v, dev));
+    if (!v.is_none() && (py::isinstance<PyTensor>(v) || py::hasattr(v, "__dlpack__")) &&
+        (!py::isinstance<py::array>(v) || in_place(name))) {
+      in.emplace(name, tensor_argument(v, dev, std::nullopt, in_place(name)));
       if (!dev) dev = &in.at(name).device();
     }
   if (!dev && !out.is_none() && (py::isinstance<PyTensor>(out) || py::hasattr(out, "__dlpack__")))
@@ -369,16 +513,24 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
     // rope's positions are i32 (NumPy's integers are i64), as in `hal run`.
     std::optional<DType> dt;
     if ((op == "rope" && name == "positions") || name == "offsets") dt = DType::i32;
-    in.emplace(name, tensor_argument(v, dev, dt));
+    in.emplace(name, tensor_argument(v, dev, dt, in_place(name)));
+  }
+  if (table_built) {
+    const Attrs attrs(std::move(attr_values));
+    return run_through_table(spec, in, attrs, given_outputs(spec, out, named_outputs, *dev), *dev,
+                             shared_stream_for(*dev, stream));
   }
   Output y{out, *dev, std::nullopt};
   const Attrs attrs(std::move(attr_values));
   const OpCall call = build(op, in, attrs, y);
-  Stream& s = stream_for(*dev, stream);
+  const std::shared_ptr<Stream> shared = shared_stream_for(*dev, stream);
+  Stream& s = *shared;
   {
     py::gil_scoped_release release;
     ops::run(s, call);
   }
+  y.tensor->writes->stream = shared;  // __dlpack__ and numpy() order after this stream
+  if (y.second) y.second->writes->stream = shared;
   if (y.second) return py::make_tuple(*y.tensor, *y.second);
   return py::cast(*y.tensor);
 }
@@ -389,10 +541,33 @@ std::string doc_of(const OpSpec& spec) {
   for (std::string_view i : spec.required_inputs) sig += (sig.empty() ? "" : ", ") + std::string(i);
   for (std::string_view i : spec.optional_inputs) sig += (sig.empty() ? "" : ", ") + std::string(i) + "=None";
   for (std::string_view a : spec.attrs) sig += (sig.empty() ? "" : ", ") + std::string(a) + "=...";
+  if (built_by_table(spec))
+    for (std::string_view o : writable_outputs(spec)) sig += ", " + std::string(o) + "=None";
   sig += std::string(sig.empty() ? "" : ", ") + "out=None, stream=None, device=None";
+  std::string returns = "Returns the output (out= when given).";
+  if (built_by_table(spec)) {
+    std::vector<std::string> r, in_place;
+    for (std::string_view o : all_outputs(spec)) {
+      const bool optional = contains(spec.optional_outputs, o);
+      r.push_back(optional ? fmt::format("[{}]", o) : std::string(o));
+      if (contains(all_inputs(spec), o)) in_place.push_back(std::string(o));
+    }
+    std::vector<std::string> notes;
+    for (std::string_view o : spec.optional_outputs)
+      notes.push_back(contains(all_inputs(spec), o) ? fmt::format("{0} when {0} is given", o)
+                                                    : fmt::format("{0} only with {0}=True or {0}=tensor", o));
+    returns = fmt::format("Returns {}{}{}{}.", r.size() > 1 ? "the tuple (" : "", fmt::join(r, ", "),
+                          r.size() > 1 ? ")" : "", notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, "; ")));
+    if (!in_place.empty())
+      returns += fmt::format(" Updated in place (and returned): {}; give them as hal tensors or DLPack arrays on the "
+                             "device.", fmt::join(in_place, ", "));
+    if (!writable_outputs(spec).empty())
+      returns += fmt::format(" Outputs given by name ({0}=tensor) or as out= ({1}) are written there.",
+                             writable_outputs(spec)[0], writable_outputs(spec).size() > 1 ? "a tuple in that order" : "a tensor");
+  }
   return fmt::format("{}({})\n\n{}\n\nInputs: hal tensors, DLPack objects (viewed) or array-likes (copied to the "
-                     "device). Returns the output (out= when given).",
-                     spec.name, sig, spec.help);
+                     "device). {}",
+                     spec.name, sig, spec.help, returns);
 }
 
 }  // namespace

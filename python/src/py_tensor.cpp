@@ -143,7 +143,7 @@ DType host_dtype_of(DType t) { return numpy_dtype_of(t) ? t : DType::f32; }
 
 py::array to_numpy(const PyTensor& t) {
   Device& dev = t.device();
-  Stream& s = default_stream(dev);
+  Stream& s = last_writer(t);  // reads after hal's last write, whichever stream it was on
   const DType host_dtype = host_dtype_of(t.view.dtype);
   PyTensor src = t;
   if (host_dtype != t.view.dtype) {
@@ -242,6 +242,10 @@ void register_tensor(py::module_& m) {
       .def_property_readonly("data_ptr", [](const PyTensor& t) {
         return reinterpret_cast<std::uintptr_t>(t.view.first());
       })
+      .def_property_readonly("stream", [](const PyTensor& t) -> py::object {
+        return t.writes->stream ? py::cast(t.writes->stream) : py::object(py::none());
+      }, "The hal.Stream of hal's last write to this memory (an op's output), or None when hal queued none; "
+         "__dlpack__ orders its consumer after it and numpy() reads on it. Views share it.")
       .def("numpy", &to_numpy,
            "A copy on the host; bf16 and fp8 come as float32 (exact), other dtypes as themselves.")
       .def("transpose", [](const PyTensor& t, int a, int b) {

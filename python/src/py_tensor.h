@@ -18,9 +18,17 @@ namespace hal::python {
 
 namespace py = pybind11;
 
+// The stream of hal's last write to a tensor's memory, shared by every view
+// of it (views copy the PyTensor): __dlpack__ orders its consumer after that
+// stream, numpy() reads on it. Updated with the GIL held.
+struct WriteRecord {
+  std::shared_ptr<Stream> stream;  // null: no write queued by hal (ordered by the default stream)
+};
+
 struct PyTensor {
   Tensor view;
   std::shared_ptr<void> owner;
+  std::shared_ptr<WriteRecord> writes = std::make_shared<WriteRecord>();
 
   Device& device() const { return *view.device; }
 };
@@ -39,6 +47,9 @@ PyTensor tensor_from_external_memory(Device& device, void* data, DType dtype, co
 Stream& default_stream(Device& device);
 // A stream argument (hal.Stream or None) resolved against the device.
 Stream& stream_for(Device& device, const py::object& stream);
+std::shared_ptr<Stream> shared_stream_for(Device& device, const py::object& stream);
+// The stream that last wrote t (its device's default stream when hal queued no write).
+Stream& last_writer(const PyTensor& t);
 
 // dtype arguments: a hal.DType, a name ("bf16", "float32"), a NumPy dtype or None.
 std::optional<DType> dtype_from_python(const py::handle& h);

@@ -157,3 +157,59 @@ def test_refusals():
 
 def test_dlpack_device():
     assert hal.zeros((1,)).__dlpack_device__() == (1, 0)
+
+
+# ---- the stream handshake: host-side logic (the vendor calls need a GPU: test_gpu.py) ----
+
+CPU, CUDA, ROCM = 1, 2, 10
+
+
+@pytest.mark.parametrize("device_type,stream,want", [
+    (CUDA, None, 1),        # the legacy default stream (CU_STREAM_LEGACY)
+    (CUDA, 1, 1),
+    (CUDA, 2, 2),           # the per-thread default stream
+    (CUDA, 0x7f00aa00, 0x7f00aa00),
+    (CUDA, -1, None),       # -1: the consumer asks for no ordering
+    (ROCM, None, 0),        # HIP's null stream
+    (ROCM, 0, 0),
+    (ROCM, 0x5500, 0x5500),
+    (ROCM, -1, None),
+    (CPU, None, "host"),    # waits on the host for the tensor's last writer
+    (CPU, -1, None),
+])
+def test_consumer_stream_interpretation(device_type, stream, want):
+    assert hal._testing.consumer_ordering(device_type, stream) == want
+
+
+@pytest.mark.parametrize("device_type,stream,match", [
+    (CUDA, 0, "ambiguous"), (CUDA, -2, "not a stream"), (ROCM, 1, "CUDA's"), (ROCM, 2, "CUDA's"),
+    (ROCM, -5, "not a stream"), (CPU, 1, "None or -1"), (CPU, 0, "None or -1")])
+def test_consumer_stream_refusals(device_type, stream, match):
+    with pytest.raises(BufferError, match=match):
+        hal._testing.consumer_ordering(device_type, stream)
+
+
+def test_consumer_stream_must_be_an_integer():
+    with pytest.raises(TypeError, match="integer or None"):
+        hal._testing.consumer_ordering(CUDA, "1")
+    with pytest.raises(TypeError, match="integer or None"):
+        hal.zeros((2,)).__dlpack__(stream=True)
+    cap = hal.zeros((2,)).__dlpack__(stream=-1)  # no ordering asked for: still exported
+    assert hal.from_dlpack(cap).shape == (2,)
+
+
+def test_the_last_writers_stream_is_recorded_and_shared_by_views(rng):
+    x = hal.asarray(rng.standard_normal((3, 4)).astype(np.float32), device="cpu")
+    assert x.stream is None  # nothing queued by an op yet: the default stream orders it
+    s1, s2 = hal.Stream("cpu"), hal.Stream("cpu")
+    y = hal.ops.neg(x, stream=s1)
+    assert y.stream is s1 and y.T.stream is s1
+    hal.ops.exp(x, out=y, stream=s2)  # a later write on another stream
+    assert y.stream is s2 and y.T.stream is s2
+    back = hal.from_dlpack(y.T.__dlpack__())  # hal's own capsule keeps the record
+    assert back.stream is s2
+    assert hal.ops.neg(x).stream is hal.default_stream("cpu")
+    p, m, v = hal.zeros(4), hal.zeros(4), hal.zeros(4)
+    hal.ops.adamw_step(p, hal.asarray(np.ones(4, np.float32)), m, v, stream=s1)  # in place: recorded too
+    assert p.stream is s1 and m.stream is s1 and v.stream is s1
+    np.testing.assert_allclose(np.from_dlpack(y), np.exp(x.numpy().astype(np.float64)), rtol=2e-7)
