@@ -243,3 +243,32 @@ def test_training_op_argument_errors(rng):
         hal.ops.silu_backward(x, x, out=dx)  # a given output of the wrong shape
     with pytest.raises(hal.Error, match="reduction"):
         hal.ops.cross_entropy(x, np.array([0, 1]), reduction="avg")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_backward_from_the_forwards_lse(causal, rng):
+    # q [b, sq, hq, d], k/v [b, sk, hkv, d]: grouped-query (hq = 2 hkv) and sq != sk,
+    # the causal mask aligned to the last key as in the forward.
+    b, sq, sk, hq, hkv, d = 1, 5, 7, 4, 2, 8
+    q = rng.standard_normal((b, sq, hq, d))
+    k = rng.standard_normal((b, sk, hkv, d))
+    v = rng.standard_normal((b, sk, hkv, d))
+    dy = rng.standard_normal((b, sq, hq, d))
+    # scale is an f32 option: 0.25 is exact, where the default 1/sqrt(d) would round.
+    y, lse = hal.ops.attention(h(q), h(k), h(v), scale=0.25, causal=causal, lse=True)
+    assert lse.shape == (b, sq, hq)
+    dq, dk, dv = hal.ops.attention_backward(h(q), h(k), h(v), y, h(dy), lse, scale=0.25, causal=causal)
+
+    def f(tq, tk, tv):
+        rep = hq // hkv
+        kk = tk.repeat_interleave(rep, dim=2).permute(0, 2, 1, 3)  # [b, hq, sk, d]
+        vv = tv.repeat_interleave(rep, dim=2).permute(0, 2, 1, 3)
+        s = 0.25 * (tq.permute(0, 2, 1, 3) @ kk.transpose(-1, -2))
+        if causal:
+            mask = torch.arange(sk)[None, :] > torch.arange(sq)[:, None] + (sk - sq)
+            s = s.masked_fill(mask, float("-inf"))
+        return (torch.softmax(s, -1) @ vv).permute(0, 2, 1, 3)
+
+    want = grad_of(f, q, k, v, dy=dy)
+    for got, ref in zip((dq, dk, dv), want):
+        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-10, atol=1e-12)

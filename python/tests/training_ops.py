@@ -5,5 +5,5 @@ UNARY_BACKWARD_OPS = ["gelu_backward", "gelu_tanh_backward", "silu_backward", "r
                       "tanh_backward", "exp_backward"]
 TRAINING = set(UNARY_BACKWARD_OPS) | {
     "softmax_backward", "log_softmax_backward", "layernorm_backward", "rmsnorm_backward", "swiglu_backward",
-    "cross_entropy", "embedding_backward", "adamw_step", "global_norm", "rope_backward"}
+    "cross_entropy", "embedding_backward", "adamw_step", "global_norm", "rope_backward", "attention_backward"}
 
