@@ -183,10 +183,10 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
         }
         continue;
       }
-      pack_b(packing, p.b, batch, j0, nc, k0, kc, nr, b_panels);
+      pack_b(packing, p.b, batch, j0, nc, k0, kc, nr, b_panels, kernel.pack_pairs);
       for (std::int64_t ib = 0; ib < rows; ib += mc_max) {
         const std::int64_t mc = std::min(mc_max, rows - ib);
-        pack_a(packing, p.a, batch, i0 + ib, mc, k0, kc, mr, a_panels);
+        pack_a(packing, p.a, batch, i0 + ib, mc, k0, kc, mr, a_panels, kernel.pack_pairs);
         const std::int64_t first_panel = ib / mr, block_panels = ceil_div(mc, mr);
         for (std::int64_t jp = 0; jp < n_panels; ++jp)
           for (std::int64_t ip = 0; ip < block_panels; ++ip)

@@ -97,7 +97,8 @@ void microkernel_avx512bf16(std::int64_t kc, const void* a_panel, const void* b_
 }  // namespace
 
 GemmMicroKernel gemm_microkernel_avx512bf16() {
-  return {"avx512bf16_12x32", kMr, kNr, &microkernel_avx512bf16, GemmPacking::bf16_pairs};
+  return {"avx512bf16_12x32", kMr, kNr, &microkernel_avx512bf16, GemmPacking::bf16_pairs, nullptr, false,
+          gemm_pack_pairs_avx512()};
 }
 
 }  // namespace hal::cpu_ref

@@ -4,7 +4,8 @@
 // of the step they serve (so the parts add up to a step's cost):
 //   micro-kernels (panels in L1/L2): the fp32 AVX-512 one and the bf16-pair one,
 //   packing of B (row-major, KC x NC) and of A (row-major, MC x KC): the
-//   fp32 widening (what bf16 costs on the fp32 kernel) and the pair packing.
+//   fp32 widening (what bf16 costs on the fp32 kernel), the plain pair packing
+//   and the kernel's vectorised one (GemmMicroKernel::pack_pairs).
 // Build: g++ -O2 -std=c++20 -I<repo> gemm_bf16_parts.cpp <build>/libhal.a -ltbb -lfmt
 #include <chrono>
 #include <cstdint>
@@ -47,12 +48,18 @@ int main(int argc, char** argv) {
     std::printf("kernel %-20s %8.1f ns per 12x32x%lld call, %.3f GFLOP/s, step share %.3f ns/MFLOP\n", k.name, ns,
                 static_cast<long long>(kc), 2.0 * 12 * 32 * kc / ns, ns / (2.0 * 12 * 32 * kc) * 1e6);
   }
-  for (GemmPacking pk : {GemmPacking::fp32, GemmPacking::bf16_pairs}) {
-    const char* name = pk == GemmPacking::fp32 ? "fp32 widening" : "bf16 pairs";
+  GemmPackPairsFn vectorised = nullptr;
+  for (const auto& k : kernels)
+    if (k.pack_pairs) vectorised = k.pack_pairs;
+  for (int variant = 0; variant < 3; ++variant) {
+    const GemmPacking pk = variant == 0 ? GemmPacking::fp32 : GemmPacking::bf16_pairs;
+    const GemmPackPairsFn fast = variant == 2 ? vectorised : nullptr;
+    if (variant == 2 && !fast) break;
+    const char* name = variant == 0 ? "fp32 widening" : variant == 1 ? "bf16 pairs" : "pairs vectorised";
     // B block at a varying k0 so that it comes from memory/L3, as in the GEMM.
     std::int64_t k0 = 0;
-    const double nb = best_ns(20, [&] { pack_b(pk, bm, 0, 0, nc, k0, kc, 32, bpan.data()); k0 = (k0 + kc) % big; });
-    const double na = best_ns(200, [&] { pack_a(pk, am, 0, 0, mc, k0, kc, 12, apan.data()); k0 = (k0 + kc) % big; });
+    const double nb = best_ns(20, [&] { pack_b(pk, bm, 0, 0, nc, k0, kc, 32, bpan.data(), fast); k0 = (k0 + kc) % big; });
+    const double na = best_ns(200, [&] { pack_a(pk, am, 0, 0, mc, k0, kc, 12, apan.data(), fast); k0 = (k0 + kc) % big; });
     std::printf("pack %-14s B %6.0f us (%.3f ns/MFLOP of a step, reused by rows/MC steps)  A %6.1f us (%.3f ns/MFLOP)\n",
                 name, nb / 1e3, nb / step_flops * 1e6, na / 1e3, na / step_flops * 1e6);
   }
