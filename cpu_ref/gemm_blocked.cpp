@@ -59,6 +59,13 @@ bool b_can_stream(const GemmMatrix& b) {
 }
 
 std::int64_t round_up(std::int64_t v, std::int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
+// A contiguous bf16 row: the same bits as float_to_bf16_bits, in a loop the
+// compiler vectorises (unit stride, no aliasing); element by element it was
+// about 4% of a bf16-output GEMM at 2048^3.
+void store_bf16_row(const float* __restrict row, std::uint16_t* __restrict out, std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) out[j] = float_to_bf16_bits(row[j]);
+}
+
 // One output row of a tile: gathers its fp32 accumulators (stored per MR x NR
 // micro-tile) into `row`, then applies act(alpha * acc + beta * C + bias) in
 // this order in fp32 and rounds once to C's dtype. Each step is a separate
@@ -98,6 +105,8 @@ void write_row(const GemmProblem& p, std::int64_t batch, std::int64_t i, std::in
     std::memcpy(static_cast<float*>(c_data) + c0, row, sizeof(float) * static_cast<std::size_t>(nc));
   } else if (p.c.dtype == DType::f32) {
     for (std::int64_t j = 0; j < nc; ++j) static_cast<float*>(c_data)[c0 + j * cs] = row[j];
+  } else if (p.c.dtype == DType::bf16 && cs == 1) {
+    store_bf16_row(row, static_cast<std::uint16_t*>(c_data) + c0, nc);
   } else if (p.c.dtype == DType::bf16) {
     for (std::int64_t j = 0; j < nc; ++j) static_cast<std::uint16_t*>(c_data)[c0 + j * cs] = float_to_bf16_bits(row[j]);
   } else if (p.c.dtype == DType::f16) {
