@@ -319,14 +319,19 @@ TEST(CpuGemm, Fp64OracleMatchesReference) {
   check_against_reference(p.call, "f32 -> f64");
 }
 
+// f32, and bf16 (the bf16-pair kernel and its packing where the CPU has
+// AVX-512 BF16), each with B row-major and transposed (both pair packings).
 TEST(CpuGemm, BitwiseIdenticalForAnyThreadCount) {
-  Problem p(300, 300, 300, false, false);
-  hal::cpu_ref::gemm(p.call);
-  const auto parallel = p.c.bytes;
-  std::fill(p.c.bytes.begin(), p.c.bytes.end(), 0);
-  tbb::task_arena one_thread(1);
-  one_thread.execute([&] { hal::cpu_ref::gemm(p.call); });
-  EXPECT_EQ(parallel, p.c.bytes);
+  for (DType t : {DType::f32, DType::bf16})
+    for (bool tb : {false, true}) {
+      Problem p(300, 300, 301, false, tb, t, t);
+      hal::cpu_ref::gemm(p.call);
+      const auto parallel = p.c.bytes;
+      std::fill(p.c.bytes.begin(), p.c.bytes.end(), 0);
+      tbb::task_arena one_thread(1);
+      one_thread.execute([&] { hal::cpu_ref::gemm(p.call); });
+      EXPECT_EQ(parallel, p.c.bytes) << hal::dtype_name(t) << (tb ? " B transposed" : "");
+    }
 }
 
 TEST(CpuGemm, SubBlockEqualsTheSameRowsAndColumnsOfTheFullProduct) {
