@@ -30,7 +30,7 @@ try:
 except Exception as e:
     print("error", type(e).__name__, str(e).replace("\n", " ")); sys.stdout.flush(); sys.exit(0)
 torch.set_num_threads(int(sys.argv[1]))
-print("ready", torch.__version__, torch.get_num_threads()); sys.stdout.flush()
+print("ready torch %s, %d threads" % (torch.__version__, torch.get_num_threads())); sys.stdout.flush()
 a = b = c = None
 for line in sys.stdin:
     w = line.split()
@@ -90,6 +90,7 @@ class TorchGemm final : public VendorGemm {
     return true;
   }
 
+  // version_: "torch 1.13.0, 2 threads"
   std::string name() const override { return fmt::format("PyTorch torch.matmul ({}; python helper)", version_); }
   bool supports(DType t) const override { return t == DType::bf16; }
 
