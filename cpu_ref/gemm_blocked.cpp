@@ -73,6 +73,14 @@ std::int64_t decode_column_cap(const GemmProblem& p, const GemmBlocking& blockin
   const std::int64_t per_batch = ceil_div(kDecodeTasksPerThread * threads, p.batch);
   return std::min(blocking.nc, std::max(kMinDecodeColumns, ceil_div(p.n, per_batch)));
 }
+
+// A contiguous bf16 row: the same bits as float_to_bf16_bits, in a loop the
+// compiler vectorises (unit stride, no aliasing); element by element it was
+// about 4% of a bf16-output GEMM at 2048^3.
+void store_bf16_row(const float* __restrict row, std::uint16_t* __restrict out, std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) out[j] = float_to_bf16_bits(row[j]);
+}
+
 // One output row of a tile: gathers its fp32 accumulators (stored per MR x NR
 // micro-tile) into `row`, then applies act(alpha * acc + beta * C + bias) in
 // this order in fp32 and rounds once to C's dtype. Each step is a separate
@@ -112,6 +120,8 @@ void write_row(const GemmProblem& p, std::int64_t batch, std::int64_t i, std::in
     std::memcpy(static_cast<float*>(c_data) + c0, row, sizeof(float) * static_cast<std::size_t>(nc));
   } else if (p.c.dtype == DType::f32) {
     for (std::int64_t j = 0; j < nc; ++j) static_cast<float*>(c_data)[c0 + j * cs] = row[j];
+  } else if (p.c.dtype == DType::bf16 && cs == 1) {
+    store_bf16_row(row, static_cast<std::uint16_t*>(c_data) + c0, nc);
   } else if (p.c.dtype == DType::bf16) {
     for (std::int64_t j = 0; j < nc; ++j) static_cast<std::uint16_t*>(c_data)[c0 + j * cs] = float_to_bf16_bits(row[j]);
   } else if (p.c.dtype == DType::f16) {
@@ -197,10 +207,10 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
         }
         continue;
       }
-      pack_b(packing, p.b, batch, j0, nc, k0, kc, nr, b_panels);
+      pack_b(packing, p.b, batch, j0, nc, k0, kc, nr, b_panels, kernel.pack_pairs);
       for (std::int64_t ib = 0; ib < rows; ib += mc_max) {
         const std::int64_t mc = std::min(mc_max, rows - ib);
-        pack_a(packing, p.a, batch, i0 + ib, mc, k0, kc, mr, a_panels);
+        pack_a(packing, p.a, batch, i0 + ib, mc, k0, kc, mr, a_panels, kernel.pack_pairs);
         const std::int64_t first_panel = ib / mr, block_panels = ceil_div(mc, mr);
         for (std::int64_t jp = 0; jp < n_panels; ++jp)
           for (std::int64_t ip = 0; ip < block_panels; ++ip)

@@ -16,7 +16,9 @@
 // cost more than the arithmetic), with the same per-element chain.
 //
 // Panels are fp32, or bf16 pairs for a bf16_pairs kernel (gemm_microkernel.h;
-// KC blocks then start at even k so a pair never straddles two blocks).
+// KC blocks then start at even k so a pair never straddles two blocks),
+// packed by the kernel's own vectorised packer where it has one (pack_pairs:
+// the same words as the plain packing).
 // K is never split across threads and the accumulator persists across KC
 // blocks, so each output element is the same ascending-k chain of
 // multiply-adds whatever the thread count, tile or position in the tile:

@@ -54,6 +54,15 @@ using GemmStreamBFn = void (*)(std::int64_t kc, const float* a, std::int64_t a_s
                                const void* b, DType b_dtype, std::int64_t ldb, std::int64_t panels, float* acc,
                                std::int64_t acc_m_panels);
 
+struct GemmMatrix;
+// The bf16_pairs packing of one operand block (pack_pair_panels in
+// gemm_pack.h, same arguments), vectorised for a kernel's ISA: the same words.
+using GemmPackPairsFn = void (*)(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, std::int64_t extent,
+                                 std::int64_t line_stride, std::int64_t k0, std::int64_t kc, std::int64_t k_stride,
+                                 int width, std::uint32_t* dst);
+// AVX-512 BF16's (cpu_ref/gemm_pack_pairs_avx512bf16.cpp): only where that kernel runs.
+GemmPackPairsFn gemm_pack_pairs_avx512();
+
 struct GemmMicroKernel {
   const char* name;   // "portable", "avx2_6x16", "avx512_12x32", "avx512bf16_12x32", ...
   int mr;             // rows of the accumulator tile
@@ -66,6 +75,7 @@ struct GemmMicroKernel {
   // fp32 packing: each step is one fused multiply-add (else a rounded
   // multiply, then a rounded add). Kernels alike in this give the same bits.
   bool fused = false;
+  GemmPackPairsFn pack_pairs = nullptr;  // bf16_pairs only; null: the plain pack_pair_panels
 
   // K blocks start at multiples of this (2 keeps bf16 pairs aligned to the whole K).
   int k_granule() const { return packing == GemmPacking::bf16_pairs ? 2 : 1; }

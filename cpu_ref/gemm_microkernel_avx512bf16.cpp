@@ -5,11 +5,12 @@
 // accumulators, as the fp32 AVX-512 kernel. Compiled with -mavx512bf16 only
 // in this file; run only where cpu_features() reports AVX-512 and AVX-512 BF16.
 //
-// Runs on the 2-core development VM since it moved to an AMD EPYC with AVX-512
-// BF16 (2026-12-02); the pair packing and the driver are also tested on every
-// CPU through the emulated kernel (gemm_microkernel_bf16_pairs_emulated.cpp).
-// Decode tiles stream B in place (stream_b_pairs): packing B for one row cost
-// a full extra pass over every weight.
+// Run and measured on a 2-core AMD EPYC with AVX-512 BF16
+// (bench/results/cpu-epyc-2core-2026-12-02-*-gemm-bf16/, -model-decode/); the
+// pair packing and the driver are also tested on every CPU through the
+// emulated kernel (gemm_microkernel_bf16_pairs_emulated.cpp), which follows
+// the same contract. Decode tiles stream B in place (stream_b_pairs): packing
+// B for one row cost a full extra pass over every weight.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -44,6 +45,15 @@ void microkernel_avx512bf16(std::int64_t kc, const void* a_panel, const void* b_
   __m512 c90 = _mm512_loadu_ps(acc + 9 * kNr), c91 = _mm512_loadu_ps(acc + 9 * kNr + 16);
   __m512 c100 = _mm512_loadu_ps(acc + 10 * kNr), c101 = _mm512_loadu_ps(acc + 10 * kNr + 16);
   __m512 c110 = _mm512_loadu_ps(acc + 11 * kNr), c111 = _mm512_loadu_ps(acc + 11 * kNr + 16);
+  // The driver's next call updates the next tile of the accumulator
+  // (contiguous: the next MR row panel). The tiles of a task (rows x NC
+  // floats, 4 MiB at 4096^3) do not stay in L2, and a pair call is short
+  // (half an fp32 one), so waiting for those 24 lines at the start of every
+  // call cost about a fifth of the run (2048^3, one thread, 2-core EPYC):
+  // asked for now, they arrive while this call runs. A prefetch past the
+  // buffer's end is harmless.
+  for (int line = 0; line < kMr * kNr / 16; ++line)
+    _mm_prefetch(reinterpret_cast<const char*>(acc + kMr * kNr + 16 * line), _MM_HINT_T0);
   for (std::int64_t p = 0; p < pairs; ++p) {
     const __m512i b0 = _mm512_loadu_si512(b + p * kNr);
     const __m512i b1 = _mm512_loadu_si512(b + p * kNr + 16);
@@ -159,7 +169,8 @@ void stream_b_pairs(std::int64_t kc, const float* a_words, std::int64_t a_stride
 }  // namespace
 
 GemmMicroKernel gemm_microkernel_avx512bf16() {
-  return {"avx512bf16_12x32", kMr, kNr, &microkernel_avx512bf16, GemmPacking::bf16_pairs, &stream_b_pairs};
+  return {"avx512bf16_12x32", kMr, kNr, &microkernel_avx512bf16, GemmPacking::bf16_pairs, &stream_b_pairs, false,
+          gemm_pack_pairs_avx512()};
 }
 
 }  // namespace hal::cpu_ref

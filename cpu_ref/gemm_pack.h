@@ -203,11 +203,12 @@ inline std::int64_t panel_stride(GemmPacking packing, std::int64_t kc, int width
 }
 
 // Lines of one operand into the panels a kernel of `packing` reads.
+// `pairs`, when given, packs bf16_pairs in the kernel's ISA (the same words).
 inline void pack_lines(GemmPacking packing, const GemmMatrix& m, std::int64_t batch, std::int64_t line0,
                        std::int64_t extent, std::int64_t line_stride, std::int64_t k0, std::int64_t kc,
-                       std::int64_t k_stride, int width, float* dst) {
+                       std::int64_t k_stride, int width, float* dst, GemmPackPairsFn pairs = nullptr) {
   if (packing == GemmPacking::bf16_pairs)
-    return pack_pair_panels(m, batch, line0, extent, line_stride, k0, kc, k_stride, width,
+    return (pairs ? pairs : &pack_pair_panels)(m, batch, line0, extent, line_stride, k0, kc, k_stride, width,
                             reinterpret_cast<std::uint32_t*>(dst));
   switch (m.dtype) {
     case DType::f16: return pack_panels<DType::f16>(m, batch, line0, extent, line_stride, k0, kc, k_stride, width, dst);
@@ -218,14 +219,14 @@ inline void pack_lines(GemmPacking packing, const GemmMatrix& m, std::int64_t ba
 
 // op(A) rows [i0, i0+mc) x k [k0, k0+kc) -> ceil(mc/mr) panels, panel_stride(packing, kc, mr) apart.
 inline void pack_a(GemmPacking packing, const GemmMatrix& a, std::int64_t batch, std::int64_t i0, std::int64_t mc,
-                   std::int64_t k0, std::int64_t kc, int mr, float* dst) {
-  pack_lines(packing, a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst);
+                   std::int64_t k0, std::int64_t kc, int mr, float* dst, GemmPackPairsFn pairs = nullptr) {
+  pack_lines(packing, a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst, pairs);
 }
 
 // op(B) k [k0, k0+kc) x columns [j0, j0+nc) -> ceil(nc/nr) panels, panel_stride(packing, kc, nr) apart.
 inline void pack_b(GemmPacking packing, const GemmMatrix& b, std::int64_t batch, std::int64_t j0, std::int64_t nc,
-                   std::int64_t k0, std::int64_t kc, int nr, float* dst) {
-  pack_lines(packing, b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst);
+                   std::int64_t k0, std::int64_t kc, int nr, float* dst, GemmPackPairsFn pairs = nullptr) {
+  pack_lines(packing, b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst, pairs);
 }
 
 }  // namespace hal::cpu_ref

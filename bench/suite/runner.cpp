@@ -7,6 +7,7 @@
 #include <map>
 
 #include "hal/error.h"
+#include "bench/suite/vendor_torch.h"
 #include "ops/ops.h"
 #include "ops/training.h"
 
@@ -69,6 +70,11 @@ Runner::Runner(Device& device, RunnerOptions options) : device_(device), options
     if (vendor_) vendor_status_ = vendor_->name();
     vendor_fp8_ = open_vendor_fp8_gemm(device, &vendor_fp8_status_);
     vendor_status_ += fmt::format("; FP8: {}", vendor_fp8_ ? vendor_fp8_->name() : "none (" + vendor_fp8_status_ + ")");
+    if (device.info().backend == "cpu") {
+      std::string why;
+      bf16_vendor_ = open_torch_gemm(static_cast<int>(device.info().compute_units), &why);
+      vendor_status_ += bf16_vendor_ ? "; bf16: " + bf16_vendor_->name() : "; bf16: no PyTorch (" + why + ")";
+    }
   } else {
     vendor_status_ = "disabled";
   }
@@ -155,17 +161,18 @@ BenchResult Runner::run(const BenchCase& c) {
         Tensor a = o.make(s, c.dtype, {m, k}, 1), b = o.make(s, c.dtype, {k, n}, 2), y = o.make(s, c.dtype, {m, n}, 3, false);
         fn = [&s, a, b, y] { ops::gemm(s, a, b, y); };
         bool measured = false;
-        if (vendor_) {
-          DType vt = vendor_->supports(c.dtype) ? c.dtype : DType::f32;
-          if (vendor_->supports(vt)) {
+        VendorGemm* vendor = bf16_vendor_ && bf16_vendor_->supports(c.dtype) ? bf16_vendor_.get() : vendor_.get();
+        if (vendor) {
+          DType vt = vendor->supports(c.dtype) ? c.dtype : DType::f32;
+          if (vendor->supports(vt)) {
             Tensor va = a, vb = b, vy = y;
             if (vt != c.dtype) {
               va = o.make(s, vt, {m, k}, 1);
               vb = o.make(s, vt, {k, n}, 2);
               vy = o.make(s, vt, {m, n}, 3, false);
             }
-            r.vendor_name = vendor_->name() + (vt != c.dtype ? " (f32)" : "");
-            const auto m = measure_alternating(s, {fn, [&] { vendor_->gemm(s, va, vb, vy); }});
+            r.vendor_name = vendor->name() + (vt != c.dtype ? " (f32)" : "");
+            const auto m = measure_alternating(s, {fn, [&] { vendor->gemm(s, va, vb, vy); }});
             r.hal = m[0];
             r.vendor = m[1];
             measured = true;

@@ -81,6 +81,9 @@ class Runner {
   RunnerOptions options_;
   Stream stream_;
   std::unique_ptr<VendorGemm> vendor_;
+  // The CPU's bf16 baseline (PyTorch, vendor_torch.h) where it can be started;
+  // it takes the dtypes it supports before vendor_ (OpenBLAS: f32 only).
+  std::unique_ptr<VendorGemm> bf16_vendor_;
   std::string vendor_status_;
   std::unique_ptr<VendorFp8Gemm> vendor_fp8_;  // cuBLASLt FP8 (gemm_fp8 cases)
   std::string vendor_fp8_status_;

@@ -17,6 +17,7 @@
 #include "cpu_ref/activation.h"
 #include "cpu_ref/gemm_blocked.h"
 #include "cpu_ref/gemm_microkernel.h"
+#include "cpu_ref/gemm_pack.h"
 #include "cpu_ref/kernels.h"
 #include "hal/dtype.h"
 #include "hal/error.h"
@@ -318,14 +319,19 @@ TEST(CpuGemm, Fp64OracleMatchesReference) {
   check_against_reference(p.call, "f32 -> f64");
 }
 
+// f32, and bf16 (the bf16-pair kernel and its packing where the CPU has
+// AVX-512 BF16), each with B row-major and transposed (both pair packings).
 TEST(CpuGemm, BitwiseIdenticalForAnyThreadCount) {
-  Problem p(300, 300, 300, false, false);
-  hal::cpu_ref::gemm(p.call);
-  const auto parallel = p.c.bytes;
-  std::fill(p.c.bytes.begin(), p.c.bytes.end(), 0);
-  tbb::task_arena one_thread(1);
-  one_thread.execute([&] { hal::cpu_ref::gemm(p.call); });
-  EXPECT_EQ(parallel, p.c.bytes);
+  for (DType t : {DType::f32, DType::bf16})
+    for (bool tb : {false, true}) {
+      Problem p(300, 300, 301, false, tb, t, t);
+      hal::cpu_ref::gemm(p.call);
+      const auto parallel = p.c.bytes;
+      std::fill(p.c.bytes.begin(), p.c.bytes.end(), 0);
+      tbb::task_arena one_thread(1);
+      one_thread.execute([&] { hal::cpu_ref::gemm(p.call); });
+      EXPECT_EQ(parallel, p.c.bytes) << hal::dtype_name(t) << (tb ? " B transposed" : "");
+    }
 }
 
 // Decode shapes split their columns across threads (one row cannot be split):
@@ -565,4 +571,44 @@ TEST(CpuGemmBf16Pairs, RefusesNonBf16Inputs) {
   Problem p(4, 8, 6, false, false, DType::f32);
   EXPECT_THROW(hal::cpu_ref::gemm_fp32_blocked(hal::cpu_ref::resolve_gemm(p.call), emulated_pairs_kernel()),
                hal::Error);
+}
+
+// A kernel's vectorised pair packing (GemmMicroKernel::pack_pairs, the
+// AVX-512 BF16 kernel's) writes the words of the plain pack_pair_panels for
+// every layout it takes and every edge: lines contiguous along k (row-major
+// A), adjacent lines (row-major B), another stride (the plain fallback); an
+// odd kc (a half pair), a last panel past the edge, a view's odd offset.
+// Words it must not write (the panels' slack) keep their fill in both.
+TEST(CpuGemmBf16Pairs, VectorisedPackingGivesThePlainWords) {
+  using hal::cpu_ref::GemmMatrix;
+  bool any = false;
+  for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
+    if (kernel.pack_pairs == nullptr) continue;
+    any = true;
+    constexpr std::int64_t kStride = 301, kRows = 600;
+    std::vector<std::uint16_t> data(static_cast<std::size_t>(kStride * kRows));
+    std::uint32_t state = 12345;
+    for (auto& v : data) v = static_cast<std::uint16_t>((state = state * 1664525u + 1013904223u) >> 16);
+    struct Layout {
+      const char* name;
+      std::int64_t line_stride, k_stride;
+    };
+    for (const Layout& l : {Layout{"k contiguous", kStride, 1}, Layout{"lines adjacent", 1, kStride},
+                            Layout{"other strides", 2 * kStride, 3}})
+      for (int width : {kernel.mr, kernel.nr})
+        for (std::int64_t extent : {1, 11, 12, 13, 32, 37, 64})
+          for (std::int64_t kc : {1, 2, 7, 31, 32, 33, 64, 97}) {
+            const GemmMatrix m{data.data(), DType::bf16, 3, 0, 0, 0};
+            const std::int64_t panels = (extent + width - 1) / width;
+            const std::size_t words =
+                static_cast<std::size_t>(panels * hal::cpu_ref::packed_pair_panel_stride(kc, width));
+            std::vector<std::uint32_t> plain(words, 0xdeadbeefu), fast(words, 0xdeadbeefu);
+            const std::int64_t line0 = 5, k0 = 4;
+            hal::cpu_ref::pack_pair_panels(m, 0, line0, extent, l.line_stride, k0, kc, l.k_stride, width, plain.data());
+            kernel.pack_pairs(m, 0, line0, extent, l.line_stride, k0, kc, l.k_stride, width, fast.data());
+            ASSERT_EQ(plain, fast) << kernel.name << " " << l.name << " width " << width << " extent " << extent
+                                   << " kc " << kc;
+          }
+  }
+  if (!any) GTEST_SKIP() << "no kernel with a vectorised pair packing on this CPU";
 }
