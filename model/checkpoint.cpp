@@ -162,6 +162,11 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
     if (entry == nullptr)
       throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' is missing (the index places it in this shard)",
                                                    r.path(), e.name));
+    const auto check_shape = [&] {
+      if (!(entry->shape == e.shape))
+        throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' has shape {}, config.json implies {}", r.path(),
+                                                     e.name, entry->shape.str(), e.shape.str()));
+    };
     CheckpointTensor t{e.name, &r, entry};
     const std::string scale_name = e.name + std::string(kScaleSuffix);
     const auto scale_it = where.find(scale_name);
@@ -175,6 +180,7 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
         throw Error(ErrorCode::io_error,
                     fmt::format("'{}': tensor '{}' is F8_E4M3 but its block scale '{}' is missing", r.path(), e.name,
                                 scale_name));
+      check_shape();  // the weight's own shape first: the scale's follows from it
       const io::SafetensorsReader& sr = *readers_[reader_of.at(scale_it->second)];
       const io::SafetensorsEntry* se = sr.find(scale_name);
       if (se == nullptr)
@@ -204,9 +210,7 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
     if (entry->dtype != DType::f8e4m3 && entry->dtype != DType::f32 && entry->dtype != DType::f16 && entry->dtype != DType::bf16)
       throw Error(ErrorCode::unsupported, fmt::format("'{}': tensor '{}' is {}; weights must be F32, F16 or BF16",
                                                       r.path(), e.name, io::safetensors_dtype(entry->dtype)));
-    if (!(entry->shape == e.shape))
-      throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' has shape {}, config.json implies {}", r.path(),
-                                                   e.name, entry->shape.str(), e.shape.str()));
+    check_shape();
     tensors_.push_back(t);
     mix(fingerprint_, fmt::format("{}:{}:{};", e.name, dtype_name(entry->dtype), entry->shape.str()));
     if (t.is_fp8())

@@ -27,7 +27,8 @@ Tensor contiguous_at(const Buffer& buffer, DType dt, std::int64_t offset, const 
   return view_at(buffer, dt, offset, shape, contiguous_strides(shape));
 }
 
-bool w_has_fp8(const Weights& w) {
+// Whether any linear runs through gemm_fp8 (and the step needs its workspace).
+bool has_fp8_linear(const Weights& w) {
   if (w.lm_head.scales) return true;
   for (const LayerWeights& l : w.layers)
     for (const Linear* x : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down})
@@ -140,7 +141,7 @@ Tensor Session::step(std::span<const std::vector<std::int32_t>> tokens, StepObse
     grow(x_, dt, H), grow(h_, dt, H), grow(q_, dt, q_cols), grow(k_, dt, kv_cols), grow(v_, dt, kv_cols);
     grow(q_rot_, dt, q_cols), grow(attn_, dt, q_cols), grow(gate_, dt, F), grow(up_, dt, F), grow(act_, dt, F);
     grow(ids_, DType::i32, 1), grow(positions_, DType::i32, 1);
-    const bool fp8 = w_has_fp8(model_.weights());
+    const bool fp8 = has_fp8_linear(model_.weights());
     if (fp8) {
       const std::int64_t k_max = std::max({H, F, q_cols});
       grow(fp8_act_, DType::f8e4m3, k_max);

@@ -276,6 +276,11 @@ TEST_F(ModelTest, Fp8WeightsNeedTheirBlockScales) {
     });
     expect_contains(load_error(d), {d + "/model.safetensors", w, "F8_E5M2"});
   }
+  {  // an fp8 weight whose shape disagrees with the config: the weight is named, not its scale
+    const std::string d = copy_of(fp8, "bad_fp8_shape");
+    edit_config(d, "\"intermediate_size\": 272", "\"intermediate_size\": 400");
+    expect_contains(load_error(d), {d + "/model.safetensors", "model.layers.0.mlp.gate_proj.weight", "[272, 160]", "[400, 160]"});
+  }
   // The good one loads, and so does its config's quantization_config.
   EXPECT_NO_THROW(Checkpoint c(dir(fp8)));
 }
