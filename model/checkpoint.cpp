@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "hal/error.h"
+#include "hal/op.h"
 #include "hal/io/json_reader.h"
 #include "model/text_file.h"
 
@@ -51,6 +52,13 @@ std::map<std::string, std::string> read_index(const std::string& path) {
   }
   return out;
 }
+
+// A linear layer's weight: the tensors an F8_E4M3 checkpoint may store in fp8.
+bool is_linear_weight(const std::string& name) {
+  return name == "lm_head.weight" || (name.starts_with("model.layers.") && name.ends_with("_proj.weight"));
+}
+
+constexpr std::string_view kScaleSuffix = "_scale_inv";  // "<linear>.weight_scale_inv"
 
 }  // namespace
 
@@ -125,6 +133,15 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
   for (const ExpectedTensor& e : expected) wanted.insert(e.name);
   for (const auto& [name, file] : where) {
     if (wanted.count(name) || is_ignored(name)) continue;
+    // A block scale is checked with its weight below.
+    if (name.ends_with(kScaleSuffix)) {
+      const std::string weight = name.substr(0, name.size() - kScaleSuffix.size());
+      if (wanted.count(weight) && is_linear_weight(weight)) continue;
+      throw Error(ErrorCode::io_error,
+                  fmt::format("'{}': tensor '{}' is a block scale, but '{}' is not a linear layer's weight that {} "
+                              "with this config.json reads (only linear weights may be F8_E4M3)",
+                              dir + "/" + file, name, weight, config_.architecture_name));
+    }
     // A tied checkpoint may still store lm_head.weight; transformers ties it
     // to the embedding, and so does hal.
     if (name == "lm_head.weight" && config_.tie_word_embeddings) continue;
@@ -145,18 +162,59 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
     if (entry == nullptr)
       throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' is missing (the index places it in this shard)",
                                                    r.path(), e.name));
-    if (is_fp8(entry->dtype))
-      throw Error(ErrorCode::unsupported,
-                  fmt::format("'{}': tensor '{}' is {}: FP8 checkpoints (weights with block scales) are not loaded "
-                              "yet; the model layer does not call gemm_fp8", r.path(), e.name, dtype_name(entry->dtype)));
-    if (entry->dtype != DType::f32 && entry->dtype != DType::f16 && entry->dtype != DType::bf16)
+    const auto check_shape = [&] {
+      if (!(entry->shape == e.shape))
+        throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' has shape {}, config.json implies {}", r.path(),
+                                                     e.name, entry->shape.str(), e.shape.str()));
+    };
+    CheckpointTensor t{e.name, &r, entry};
+    const std::string scale_name = e.name + std::string(kScaleSuffix);
+    const auto scale_it = where.find(scale_name);
+    if (entry->dtype == DType::f8e4m3) {
+      if (!is_linear_weight(e.name))
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("'{}': tensor '{}' is F8_E4M3, but it is not a linear layer's weight (embeddings and "
+                                "norms are read in F32, F16 or BF16; fp8 runs through gemm_fp8 only)",
+                                r.path(), e.name));
+      if (scale_it == where.end())
+        throw Error(ErrorCode::io_error,
+                    fmt::format("'{}': tensor '{}' is F8_E4M3 but its block scale '{}' is missing", r.path(), e.name,
+                                scale_name));
+      check_shape();  // the weight's own shape first: the scale's follows from it
+      const io::SafetensorsReader& sr = *readers_[reader_of.at(scale_it->second)];
+      const io::SafetensorsEntry* se = sr.find(scale_name);
+      if (se == nullptr)
+        throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' is missing (the index places it in this shard)",
+                                                     sr.path(), scale_name));
+      const auto blocks = [](std::int64_t n) { return (n + kFp8BlockSize - 1) / kFp8BlockSize; };
+      const Shape want{blocks(e.shape[0]), blocks(e.shape[1])};
+      if (se->dtype != DType::f32 && se->dtype != DType::bf16)
+        throw Error(ErrorCode::unsupported, fmt::format("'{}': block scale '{}' is {}; expected F32 or BF16", sr.path(),
+                                                        scale_name, io::safetensors_dtype(se->dtype)));
+      if (!(se->shape == want))
+        throw Error(ErrorCode::io_error,
+                    fmt::format("'{}': block scale '{}' has shape {}; its weight {} in 128 x 128 blocks needs {}",
+                                sr.path(), scale_name, se->shape.str(), e.shape.str(), want.str()));
+      t.scale_file = &sr;
+      t.scale_entry = se;
+    } else {
+      if (scale_it != where.end())
+        throw Error(ErrorCode::io_error,
+                    fmt::format("'{}': block scale '{}' has no F8_E4M3 weight: '{}' is {}", dir + "/" + scale_it->second,
+                                scale_name, e.name, io::safetensors_dtype(entry->dtype)));
+      if (is_fp8(entry->dtype))
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("'{}': tensor '{}' is {}: of the fp8 formats only F8_E4M3 linear weights with 128 x 128 "
+                                "block scales are read", r.path(), e.name, io::safetensors_dtype(entry->dtype)));
+    }
+    if (entry->dtype != DType::f8e4m3 && entry->dtype != DType::f32 && entry->dtype != DType::f16 && entry->dtype != DType::bf16)
       throw Error(ErrorCode::unsupported, fmt::format("'{}': tensor '{}' is {}; weights must be F32, F16 or BF16",
                                                       r.path(), e.name, io::safetensors_dtype(entry->dtype)));
-    if (!(entry->shape == e.shape))
-      throw Error(ErrorCode::io_error, fmt::format("'{}': tensor '{}' has shape {}, config.json implies {}", r.path(),
-                                                   e.name, entry->shape.str(), e.shape.str()));
-    tensors_.push_back({e.name, &r, entry});
+    check_shape();
+    tensors_.push_back(t);
     mix(fingerprint_, fmt::format("{}:{}:{};", e.name, dtype_name(entry->dtype), entry->shape.str()));
+    if (t.is_fp8())
+      mix(fingerprint_, fmt::format("{}:{}:{};", scale_name, dtype_name(t.scale_entry->dtype), t.scale_entry->shape.str()));
   }
 }
 
@@ -176,7 +234,20 @@ std::int64_t Checkpoint::parameter_count() const {
 
 std::uint64_t Checkpoint::stored_bytes() const {
   std::uint64_t n = 0;
-  for (const CheckpointTensor& t : tensors_) n += t.entry->size();
+  for (const CheckpointTensor& t : tensors_) n += t.entry->size() + (t.is_fp8() ? t.scale_entry->size() : 0);
+  return n;
+}
+
+std::int64_t Checkpoint::fp8_tensor_count() const {
+  std::int64_t n = 0;
+  for (const CheckpointTensor& t : tensors_) n += t.is_fp8() ? 1 : 0;
+  return n;
+}
+
+std::uint64_t Checkpoint::fp8_bytes() const {
+  std::uint64_t n = 0;
+  for (const CheckpointTensor& t : tensors_)
+    if (t.is_fp8()) n += t.entry->size() + t.scale_entry->size();
   return n;
 }
 

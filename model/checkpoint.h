@@ -4,7 +4,11 @@
 // model.safetensors.index.json names. Every shard is memory-mapped and its
 // header checked (hal/io/safetensors.h); then every tensor the architecture
 // needs is looked up with its exact Hugging Face name, its dtype (f32, f16,
-// bf16) and its shape checked against the config. A missing tensor, a shape
+// bf16) and its shape checked against the config. A linear layer's weight
+// (q/k/v/o, gate/up/down, an untied lm_head) may instead be F8_E4M3 with its
+// 128 x 128 block scales in `<name>_scale_inv` (DeepSeek-V3's checkpoints);
+// fp8 anywhere else, a scale without an fp8 weight, an fp8 weight without
+// its scale or with a scale of the wrong shape or dtype are refused. A missing tensor, a shape
 // that disagrees, an unsupported dtype, a tensor the architecture has no
 // place for (e.g. a bias where it has none), a shard the index names that is
 // absent or lacks the tensor: each throws hal::Error(io_error, or unsupported
@@ -30,6 +34,14 @@ struct CheckpointTensor {
   const io::SafetensorsReader* file = nullptr;
   const io::SafetensorsEntry* entry = nullptr;
   std::span<const std::byte> bytes() const { return file->bytes(*entry); }
+  // An F8_E4M3 linear weight's 128 x 128 block scales, `<name>_scale_inv`
+  // (DeepSeek-V3's layout: real weight = stored fp8 value * scale), shape
+  // [ceil(out/128), ceil(in/128)], F32 or BF16; null for other weights.
+  const io::SafetensorsReader* scale_file = nullptr;
+  const io::SafetensorsEntry* scale_entry = nullptr;
+  bool is_fp8() const noexcept { return scale_entry != nullptr; }
+  std::span<const std::byte> scale_bytes() const { return scale_file->bytes(*scale_entry); }
+  CheckpointTensor scale() const { return {name + "_scale_inv", scale_file, scale_entry, nullptr, nullptr}; }
 };
 
 class Checkpoint {
@@ -44,7 +56,10 @@ class Checkpoint {
   // The dtype most weights are stored in (that of the embedding table).
   DType stored_dtype() const;
   std::int64_t parameter_count() const;
-  std::uint64_t stored_bytes() const;
+  std::uint64_t stored_bytes() const;  // with the fp8 weights' scales
+  // The fp8 linear weights: how many, their elements and stored bytes (scales included).
+  std::int64_t fp8_tensor_count() const;
+  std::uint64_t fp8_bytes() const;
   const std::vector<std::string>& files() const noexcept { return file_names_; }
   // A hash of config.json and of every tensor's name, dtype and shape: what
   // a recorded comparison checks before it is trusted for this checkpoint.

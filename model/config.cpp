@@ -164,6 +164,31 @@ std::string_view architecture_name(Architecture a) {
   return "?";
 }
 
+// DeepSeek-V3's FP8 recipe is the one quantization hal reads: e4m3 weights
+// with 128 x 128 block scales (checked per tensor by model/checkpoint.cpp),
+// activations quantised per 1 x 128 at run time ("dynamic").
+void quantization_of(const Reader& r, const JsonValue& q) {
+  const auto text_of = [&](std::string_view key) -> std::string {
+    const JsonValue* v = q.is_object() ? q.find(key) : nullptr;
+    return v && v->is_string() ? v->text() : std::string("(absent)");
+  };
+  if (!q.is_object() || text_of("quant_method") != "fp8")
+    r.refuse("quantization_config", fmt::format("quant_method '{}' (only 'fp8' with 128 x 128 block scales is read)",
+                                                text_of("quant_method")));
+  for (const io::JsonMember& m : q.members()) {
+    const std::string_view k = m.key;
+    if (k == "quant_method") continue;
+    if (k == "fmt" && text_of("fmt") == "e4m3") continue;
+    if (k == "activation_scheme" && text_of("activation_scheme") == "dynamic") continue;
+    if (k == "weight_block_size" && m.value.is_array() && m.value.items().size() == 2 &&
+        m.value.items()[0].is_number() && m.value.items()[0].number() == 128 && m.value.items()[1].is_number() &&
+        m.value.items()[1].number() == 128)
+      continue;
+    r.refuse(fmt::format("quantization_config.{} {}", k, Reader::describe(m.value)),
+             "hal reads fp8 e4m3 weights with weight_block_size [128, 128] and dynamic activation_scheme only");
+  }
+}
+
 ModelConfig parse_config(std::string_view json_text, const std::string& source) {
   const JsonValue root = io::parse_json(json_text, source);
   if (!root.is_object()) throw Error(ErrorCode::io_error, fmt::format("'{}': expected a JSON object", source));
@@ -182,10 +207,7 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
                               source, m.key, c.architecture_name));
   }
 
-  if (r.get("quantization_config") != nullptr)
-    r.refuse("quantization_config",
-             "quantized weights need their own GEMM; FP8 block-scaled weights (weight_scale_inv) would run "
-             "through gemm_fp8, which the model layer does not call yet");
+  if (const JsonValue* q = r.get("quantization_config")) quantization_of(r, *q);
   const std::string act = r.text("hidden_act");
   if (!act.empty() && act != "silu" && act != "swish")
     r.refuse(fmt::format("hidden_act '{}'", act), "the MLP is SwiGLU: silu only");

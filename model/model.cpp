@@ -27,6 +27,15 @@ Tensor contiguous_at(const Buffer& buffer, DType dt, std::int64_t offset, const 
   return view_at(buffer, dt, offset, shape, contiguous_strides(shape));
 }
 
+// Whether any linear runs through gemm_fp8 (and the step needs its workspace).
+bool has_fp8_linear(const Weights& w) {
+  if (w.lm_head.scales) return true;
+  for (const LayerWeights& l : w.layers)
+    for (const Linear* x : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down})
+      if (x->scales) return true;
+  return false;
+}
+
 }  // namespace
 
 Model::Model(const Checkpoint& checkpoint, Device& device, DType dtype)
@@ -132,6 +141,12 @@ Tensor Session::step(std::span<const std::vector<std::int32_t>> tokens, StepObse
     grow(x_, dt, H), grow(h_, dt, H), grow(q_, dt, q_cols), grow(k_, dt, kv_cols), grow(v_, dt, kv_cols);
     grow(q_rot_, dt, q_cols), grow(attn_, dt, q_cols), grow(gate_, dt, F), grow(up_, dt, F), grow(act_, dt, F);
     grow(ids_, DType::i32, 1), grow(positions_, DType::i32, 1);
+    const bool fp8 = has_fp8_linear(model_.weights());
+    if (fp8) {
+      const std::int64_t k_max = std::max({H, F, q_cols});
+      grow(fp8_act_, DType::f8e4m3, k_max);
+      grow(fp8_act_scales_, DType::f32, (k_max + kFp8BlockSize - 1) / kFp8BlockSize);
+    }
     capacity_ = T;
   }
   host_ids_.clear();
@@ -160,6 +175,19 @@ Tensor Session::step(std::span<const std::vector<std::int32_t>> tokens, StepObse
                gate = rows(gate_, T, F), up = rows(up_, T, F), act = rows(act_, T, F);
   const float eps = static_cast<float>(c.rms_norm_eps);
   auto linear = [&](const StageInfo& at, const Tensor& a, const Linear& l, const Tensor& y, bool accumulate) {
+    if (l.scales) {
+      // DeepSeek-V3's recipe: the activation in e4m3 per 1 x 128 group, then
+      // the block-scaled GEMM (rows of a: at most T, the workspace's rows).
+      const std::int64_t m = a.shape[0], kdim = a.shape[1];
+      const Tensor qa = contiguous_at(fp8_act_, DType::f8e4m3, 0, Shape{m, kdim});
+      const Tensor qs = contiguous_at(fp8_act_scales_, DType::f32, 0, Shape{m, (kdim + kFp8BlockSize - 1) / kFp8BlockSize});
+      run(at, QuantizeFp8Call{a, qa, qs, Fp8Block::row_1x128, false});
+      GemmFp8Call g{qa, qs, l.weight, *l.scales, y, {}};
+      g.epilogue.bias = l.bias;
+      g.epilogue.beta = accumulate ? 1.0f : 0.0f;
+      run(at, g);
+      return;
+    }
     GemmCall g;
     g.a = a;
     g.b = l.weight;

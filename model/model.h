@@ -14,7 +14,10 @@
 // per sequence (or once for the whole batch when every sequence has the same
 // length and the same number of new tokens), attention reading the sequence's
 // KV cache with the causal offset of its prefix. The residual adds are fused
-// into the output projections (gemm with beta = 1).
+// into the output projections (gemm with beta = 1). A linear layer whose
+// weight is F8_E4M3 (model/weights.h) quantises its input per 1 x 128 group
+// (quantize_fp8, e4m3) and runs gemm_fp8 into the run's dtype, as
+// DeepSeek-V3 does; the residual add is its epilogue's beta.
 //
 // Every op goes through ops::run, so the same code runs on every backend;
 // f64 on the CPU computes in fp64 and is the oracle of `hal model compare`.
@@ -100,6 +103,7 @@ class Session {
   std::int64_t capacity_ = 0;
   Buffer x_, h_, q_, k_, v_, q_rot_, attn_, gate_, up_, act_, last_, last_norm_, logits_;
   Buffer ids_, positions_, last_index_;
+  Buffer fp8_act_, fp8_act_scales_;  // an fp8 linear's quantised input (1 x 128 groups)
   std::vector<std::int32_t> host_ids_, host_positions_, host_last_;
   StepObserver* observer_ = nullptr;
   std::int64_t tokens_ = 0;  // T of the current step

@@ -56,10 +56,11 @@ struct Uploader {
   Weights& w;
   bool transposed = stores_transposed(dev);
 
-  Tensor allocate(const Shape& shape) {
-    w.buffers.push_back(Buffer::for_tensor(dev, dtype, shape));
+  Tensor allocate(const Shape& shape, std::optional<DType> as = std::nullopt) {
+    const DType dt = as.value_or(dtype);
+    w.buffers.push_back(Buffer::for_tensor(dev, dt, shape));
     w.device_bytes += w.buffers.back().size();
-    return w.buffers.back().view(dtype, shape);
+    return w.buffers.back().view(dt, shape);
   }
   Tensor plain(const std::string& name) {
     const CheckpointTensor& t = ckpt.tensor(name);
@@ -78,6 +79,17 @@ struct Uploader {
   }
   Linear linear(const std::string& prefix, bool has_bias) {
     Linear l;
+    if (const CheckpointTensor& t = ckpt.tensor(prefix + ".weight"); t.is_fp8()) {
+      // Copied as stored, [out, in] fp8, with its scales in f32: gemm_fp8's B.
+      l.weight = allocate(t.entry->shape, DType::f8e4m3);
+      upload_tensor(s, t, l.weight);
+      const CheckpointTensor scale = t.scale();
+      l.scales = allocate(scale.entry->shape, DType::f32);
+      upload_tensor(s, scale, *l.scales);
+      l.trans_b = true;
+      if (has_bias) l.bias = plain(prefix + ".bias");
+      return l;
+    }
     l.weight = matrix(prefix + ".weight", transposed);
     l.trans_b = !transposed;
     if (has_bias) l.bias = plain(prefix + ".bias");
@@ -118,17 +130,22 @@ Weights upload_weights(const Checkpoint& ckpt, Device& dev, DType dtype, Stream&
                 fmt::format("model: dtype {} on {}: expected f32, f16 or bf16 (f64 on the cpu only, for the oracle)",
                             dtype_name(dtype), dev.name()));
   const ModelConfig& c = ckpt.config();
+  if (ckpt.fp8_tensor_count() > 0 && dtype != DType::f32 && dtype != DType::bf16)
+    throw Error(ErrorCode::unsupported,
+                fmt::format("model '{}': {} fp8 weights run through gemm_fp8, whose output is f32 or bf16; dtype {} is "
+                            "not (f64: quantize_fp8 takes no f64 input, so an fp8 checkpoint has no fp64 oracle)",
+                            ckpt.dir(), ckpt.fp8_tensor_count(), dtype_name(dtype)));
   Weights w;
   w.dtype = dtype;
   Uploader up{ckpt, dev, dtype, s, w};
   if (c.tie_word_embeddings && up.transposed) {
     // One [hidden, vocab] copy: lm_head streams it, the embedding gathers its columns.
     const Tensor stored = up.matrix("model.embed_tokens.weight", true);
-    w.lm_head = {stored, false, std::nullopt};
+    w.lm_head = {stored, false, std::nullopt, std::nullopt};
     w.embedding = stored.transposed(0, 1);
   } else {
     w.embedding = up.plain("model.embed_tokens.weight");
-    if (c.tie_word_embeddings) w.lm_head = {w.embedding, true, std::nullopt};
+    if (c.tie_word_embeddings) w.lm_head = {w.embedding, true, std::nullopt, std::nullopt};
     else w.lm_head = up.linear("lm_head", false);
   }
   for (std::int64_t l = 0; l < c.num_layers; ++l) {

@@ -26,10 +26,14 @@ namespace hal::model {
 inline constexpr std::size_t kStagingBytes = std::size_t{32} << 20;
 
 // A linear layer's weight as the GEMM reads it: C = A op(B) + bias.
+// An F8_E4M3 weight (`scales` set) keeps the checkpoint's [out, in] layout
+// and its 128 x 128 block scales, converted to f32 ([ceil(out/128),
+// ceil(in/128)]): exactly gemm_fp8's B and b_scales, on every device.
 struct Linear {
-  Tensor weight;  // [in, out] when !trans_b, else [out, in]
+  Tensor weight;  // [in, out] when !trans_b, else [out, in]; f8e4m3 [out, in] when scales
   bool trans_b = true;
   std::optional<Tensor> bias;  // [out]
+  std::optional<Tensor> scales;  // f32 block scales of an fp8 weight
 };
 
 struct LayerWeights {
@@ -52,6 +56,8 @@ struct Weights {
 bool stores_transposed(const Device& device);
 
 // Uploads every tensor; `dtype` is the run's (f32, f16, bf16; f64 on the CPU).
+// A checkpoint with fp8 weights runs in f32 or bf16 only (gemm_fp8's output
+// dtypes; quantize_fp8 takes no f64, so such a model has no fp64 oracle).
 Weights upload_weights(const Checkpoint& ckpt, Device& device, DType dtype, Stream& stream);
 
 // Rotary frequencies f_i for i < head_dim / 2: theta^(-2i/d), adjusted by

@@ -178,6 +178,15 @@ int info_main(const Args& a) {
   std::string dtypes;
   for (const auto& [dt, n] : by_dtype) dtypes += fmt::format("{}{} {} params", dtypes.empty() ? "" : ", ", dt, n);
   fmt::print("parameters: {} ({:.3f} MB stored; {})\n", ckpt.parameter_count(), static_cast<double>(ckpt.stored_bytes()) * 1e-6, dtypes);
+  if (const std::int64_t n = ckpt.fp8_tensor_count(); n > 0) {
+    std::string names;
+    for (const CheckpointTensor& t : ckpt.tensors())
+      if (t.is_fp8()) names += fmt::format("{}{}", names.empty() ? "" : ", ", t.name);
+    fmt::print("fp8 weights: {} F8_E4M3 linear weights with 128x128 block scales ({} stored bytes, scales included; "
+               "run through quantize_fp8 1x128 + gemm_fp8): {}\n", n, ckpt.fp8_bytes(), names);
+  } else {
+    fmt::print("fp8 weights: none\n");
+  }
   fmt::print("files: {}\n", ckpt.files().size());
   const std::optional<Tokenizer> tok = Tokenizer::load(a.dir);
   fmt::print("tokenizer: {}\n", tok ? tok->description() : "none (tokenisation is the user's job: pass --tokens)");

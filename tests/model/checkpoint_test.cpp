@@ -184,8 +184,14 @@ TEST_F(ModelTest, ComputationChangingSettingsAreRefusedByName) {
       {"\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"partial_rotary_factor\": 0.5", "partial_rotary_factor"},
       {"\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"attn_logit_softcapping\": 50.0", "attn_logit_softcapping"},
       {"\"rope_theta\": 10000.0",
-       "\"rope_theta\": 10000.0, \"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": [128, 128]}",
-       "gemm_fp8"},
+       "\"rope_theta\": 10000.0, \"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4}",
+       "quant_method 'awq'"},
+      {"\"rope_theta\": 10000.0",
+       "\"rope_theta\": 10000.0, \"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": [64, 64]}",
+       "quantization_config.weight_block_size"},
+      {"\"rope_theta\": 10000.0",
+       "\"rope_theta\": 10000.0, \"quantization_config\": {\"quant_method\": \"fp8\", \"activation_scheme\": \"static\"}",
+       "quantization_config.activation_scheme"},
       {"\"architectures\": [\n    \"LlamaForCausalLM\"\n  ]", "\"architectures\": [\"GemmaForCausalLM\"]",
        "architecture 'GemmaForCausalLM'"},
       {"\"model_type\": \"llama\"", "\"model_type\": \"qwen2\"", "model_type"},
@@ -207,6 +213,76 @@ TEST_F(ModelTest, ComputationChangingSettingsAreRefusedByName) {
               "\"use_cache\": true, \"pad_token_id\": null, \"attention_dropout\": 0.0, \"pretraining_tp\": 1, "
               "\"_name_or_path\": \"x\", \"rope_scaling\": null");
   EXPECT_NO_THROW(Checkpoint c(ok));
+}
+
+TEST_F(ModelTest, Fp8WeightsNeedTheirBlockScales) {
+  const std::string fp8 = "llama_fp8_e4m3";
+  const std::string w = "model.layers.1.mlp.down_proj.weight", sc = w + "_scale_inv";
+  auto with = [&](const std::string& variant, const std::string& name,
+                  const std::function<void(std::vector<io::NamedTensor>&)>& edit) {
+    const std::string d = copy_of(variant, name);
+    edit_tensors(d, edit);
+    return d;
+  };
+  {  // an fp8 weight without its scale
+    const std::string d = with(fp8, "bad_fp8_no_scale", [&](auto& ts) {
+      std::erase_if(ts, [&](const io::NamedTensor& t) { return t.name == sc; });
+    });
+    expect_contains(load_error(d), {d + "/model.safetensors", w, sc, "missing"});
+  }
+  {  // a scale of the wrong shape (the weight's [160, 272] needs [2, 3])
+    const std::string d = with(fp8, "bad_fp8_scale_shape", [&](auto& ts) {
+      for (io::NamedTensor& t : ts)
+        if (t.name == sc) t.shape = Shape{3, 2};
+    });
+    expect_contains(load_error(d), {d + "/model.safetensors", sc, "[3, 2]", "[2, 3]"});
+  }
+  {  // a scale in a dtype other than F32 / BF16
+    const std::string d = with(fp8, "bad_fp8_scale_dtype", [&](auto& ts) {
+      for (io::NamedTensor& t : ts)
+        if (t.name == sc) t.dtype = DType::f16, t.bytes.resize(t.bytes.size() / 2);
+    });
+    expect_contains(load_error(d), {d + "/model.safetensors", sc, "F16", "F32 or BF16"});
+  }
+  {  // a scale whose weight is not fp8
+    const std::string d = with("llama_untied_f32", "bad_scale_without_fp8", [&](auto& ts) {
+      ts.push_back({"model.layers.0.self_attn.q_proj.weight_scale_inv", DType::f32, Shape{1, 1}, std::vector<std::uint8_t>(4)});
+    });
+    expect_contains(load_error(d), {d + "/model.safetensors", "model.layers.0.self_attn.q_proj.weight_scale_inv",
+                                    "no F8_E4M3 weight", "F32"});
+  }
+  {  // a scale for a tensor that is no linear weight
+    const std::string d = with(fp8, "bad_scale_for_norm", [&](auto& ts) {
+      ts.push_back({"model.norm.weight_scale_inv", DType::f32, Shape{1, 1}, std::vector<std::uint8_t>(4)});
+    });
+    expect_contains(load_error(d), {d + "/model.safetensors", "model.norm.weight_scale_inv", "not a linear layer's weight"});
+  }
+  // fp8 where the architecture has no linear: the embedding, a norm.
+  for (const std::string name : {"model.embed_tokens.weight", "model.layers.0.input_layernorm.weight"}) {
+    SCOPED_TRACE(name);
+    const std::string d = with(fp8, "bad_fp8_not_linear", [&](auto& ts) {
+      for (io::NamedTensor& t : ts)
+        if (t.name == name) {
+          t.dtype = DType::f8e4m3;
+          t.bytes.resize(static_cast<std::size_t>(checked_numel(t.shape)));
+        }
+    });
+    expect_contains(load_error(d), {d + "/model.safetensors", name, "F8_E4M3", "not a linear layer's weight"});
+  }
+  {  // another fp8 format for a linear weight
+    const std::string d = with(fp8, "bad_fp8_e5m2", [&](auto& ts) {
+      for (io::NamedTensor& t : ts)
+        if (t.name == w) t.dtype = DType::f8e5m2;
+    });
+    expect_contains(load_error(d), {d + "/model.safetensors", w, "F8_E5M2"});
+  }
+  {  // an fp8 weight whose shape disagrees with the config: the weight is named, not its scale
+    const std::string d = copy_of(fp8, "bad_fp8_shape");
+    edit_config(d, "\"intermediate_size\": 272", "\"intermediate_size\": 400");
+    expect_contains(load_error(d), {d + "/model.safetensors", "model.layers.0.mlp.gate_proj.weight", "[272, 160]", "[400, 160]"});
+  }
+  // The good one loads, and so does its config's quantization_config.
+  EXPECT_NO_THROW(Checkpoint c(dir(fp8)));
 }
 
 TEST_F(ModelTest, SlidingWindowIsEnforcedNotIgnored) {

@@ -8,6 +8,7 @@
 
 #include "hal/io/json_writer.h"
 #include "hal/io/npy.h"
+#include "model/checkpoint.h"
 #include "tests/model/model_fixture.h"
 
 namespace hal::model::testing {
@@ -64,6 +65,28 @@ TEST_F(ModelCliTest, InfoRunAndLogits) {
     const long best = std::max_element(v + s * 89, v + (s + 1) * 89) - (v + s * 89);
     expect_contains(run, fmt::format("sequence {}: {}\n", s, best));
   }
+}
+
+TEST_F(ModelCliTest, Fp8CheckpointInfoRunAndCompare) {
+  const std::string d = dir("llama_fp8_e4m3");
+  const Checkpoint ckpt(d);
+  const CliResult info = hal("info " + d);
+  EXPECT_EQ(info.status, 0) << info.output;
+  expect_contains(info, fmt::format("fp8 weights: 15 F8_E4M3 linear weights with 128x128 block scales ({} stored bytes",
+                                    ckpt.fp8_bytes()));
+  expect_contains(info, "lm_head.weight");
+  expect_contains(info, "f8e4m3 ");
+  expect_contains(hal("info " + dir("llama_untied_f32")), "fp8 weights: none");
+  // Runs in the checkpoint's dtype (f32, that of its embedding) and in bf16.
+  for (const char* dt : {"", " --dtype bf16"}) {
+    const CliResult run = hal("run " + d + " --tokens 3,17,42/7,2 --steps 2" + dt);
+    EXPECT_EQ(run.status, 0) << run.output;
+    expect_contains(run, "sequence 1: ");
+  }
+  // No fp64 oracle for an fp8 model: compare says so and fails.
+  const CliResult cmp = hal("compare " + d + " --device cpu --tokens 1,2,3");
+  EXPECT_NE(cmp.status, 0);
+  expect_contains(cmp, "no fp64 oracle");
 }
 
 TEST_F(ModelCliTest, PromptNeedsATokenizerAndUsesOne) {

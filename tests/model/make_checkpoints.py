@@ -43,6 +43,14 @@ VARIANTS = {
     # Mistral: a sliding window longer than every test sequence.
     "mistral_window_bf16": dict(arch="MistralForCausalLM", dtype="BF16", tie=False, layers=2, hidden=32, heads=4,
                                 kv=1, ffn=48, vocab=96, theta=10000.0, sliding_window=4096),
+    # DeepSeek-V3's FP8 layout: every linear weight (lm_head too) F8_E4M3 with
+    # 128 x 128 block scales in <name>_scale_inv (F32; lm_head's BF16), the
+    # rest F32. Sizes not multiples of 128, so partial blocks are exercised.
+    # ref_<s>.npy quantises the activations per 1 x 128 as hal does;
+    # refdq_<s>.npy does not (only the weights are fp8), for the test to show
+    # that the difference is seen.
+    "llama_fp8_e4m3": dict(arch="LlamaForCausalLM", dtype="F32", tie=False, layers=2, hidden=160, heads=4, kv=2,
+                           ffn=272, vocab=97, theta=10000.0, fp8=True),
 }
 
 DT = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
@@ -68,6 +76,42 @@ def tensor_names(v):
     return out
 
 
+def write_fp8_safetensors(path, tensors):
+    """tensors: (name, float64 tensor); linear weights become F8_E4M3 + F32 (lm_head: BF16)
+    weight_scale_inv. Returns the weights as the checkpoint defines them (dequantised, float64)."""
+    header, blobs, offset, stored = {}, [], 0, []
+
+    def add(name, dtype, shape, raw):
+        nonlocal offset
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+
+    for name, t in tensors:
+        if t.dim() == 2 and name != "model.embed_tokens.weight":
+            codes, scales = quantize_weight_128x128(t.numpy())
+            add(name, "F8_E4M3", codes.shape, codes.tobytes())
+            if name == "lm_head.weight":  # some checkpoints store the scales in bf16
+                sb = torch.from_numpy(scales).to(torch.bfloat16)
+                add(name + "_scale_inv", "BF16", scales.shape, sb.view(torch.int16).numpy().tobytes())
+                scales = sb.to(torch.float64).numpy()
+            else:
+                add(name + "_scale_inv", "F32", scales.shape, scales.tobytes())
+            scale_full = np.repeat(np.repeat(scales.astype(np.float64), 128, 0), 128, 1)[:t.shape[0], :t.shape[1]]
+            stored.append((name, torch.from_numpy(e4m3_decode(codes) * scale_full)))
+        else:
+            add(name, "F32", t.shape, t.to(torch.float32).numpy().tobytes())
+            stored.append((name, t.to(torch.float32).to(torch.float64)))
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+    return stored
+
+
 def write_safetensors(path, tensors, dtype):
     header, blobs, offset = {}, [], 0
     for name, t in tensors:
@@ -83,6 +127,64 @@ def write_safetensors(path, tensors, dtype):
         f.write(text)
         for b in blobs:
             f.write(b)
+
+
+# --- F8_E4M3 (OCP e4m3fn) in numpy: torch 1.13 has no float8 ---
+# Codes 0x00..0x7E are the non-negative finite values in increasing order.
+def _e4m3_value(code):
+    e, m = (code >> 3) & 0xF, code & 7
+    return (m / 8.0) * 2.0 ** -6 if e == 0 else (1 + m / 8.0) * 2.0 ** (e - 7)
+
+
+E4M3_POS = np.array([_e4m3_value(c) for c in range(0x7F)], dtype=np.float64)  # 0 .. 448
+
+
+def e4m3_encode(x):
+    """float32 array -> uint8 codes: round to nearest, ties to even, saturating at 448."""
+    x = np.asarray(x, dtype=np.float64)
+    a = np.minimum(np.abs(x), 448.0)
+    hi = np.clip(np.searchsorted(E4M3_POS, a), 0, 0x7E)
+    lo = np.maximum(hi - 1, 0)
+    d_lo, d_hi = a - E4M3_POS[lo], E4M3_POS[hi] - a
+    code = np.where(d_lo < d_hi, lo, np.where(d_hi < d_lo, hi, np.where(lo % 2 == 0, lo, hi)))
+    code = np.where(a == E4M3_POS[hi], hi, code).astype(np.uint8)
+    return np.where((np.signbit(x)) & (code != 0), code | 0x80, code).astype(np.uint8)
+
+
+def e4m3_decode(codes):
+    codes = np.asarray(codes, dtype=np.uint8)
+    v = E4M3_POS[np.minimum(codes & 0x7F, 0x7E)]
+    return np.where(codes & 0x80, -v, v)
+
+
+def quantize_weight_128x128(w):
+    """w float64 [out, in] -> (codes uint8 [out, in], scales float32 [ceil(out/128), ceil(in/128)]),
+    scale = amax / 448 per block (DeepSeek-V3: real weight = code value * scale)."""
+    n, k = w.shape
+    bn, bk = -(-n // 128), -(-k // 128)
+    w32 = w.astype(np.float32)
+    codes = np.zeros((n, k), dtype=np.uint8)
+    scales = np.zeros((bn, bk), dtype=np.float32)
+    for i in range(bn):
+        for j in range(bk):
+            blk = w32[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128]
+            s = np.float32(np.abs(blk).max()) / np.float32(448.0)
+            scales[i, j] = s
+            codes[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128] = e4m3_encode(blk / s)
+    return codes, scales
+
+
+def quantize_activation_1x128(x):
+    """hal's quantize_fp8 (hal/op_fp8.h), row_1x128, e4m3, in float32 steps; returns the
+    dequantised values (code value * scale) in float64. x: the activation as hal
+    holds it (float32)."""
+    x32 = x.numpy().astype(np.float32)
+    out = np.zeros(x32.shape, dtype=np.float64)
+    for j in range(0, x32.shape[1], 128):
+        blk = x32[:, j:j + 128]
+        s = np.maximum(np.abs(blk).max(axis=1, keepdims=True) / np.float32(448.0), np.float32(2.0 ** -126))
+        out[:, j:j + 128] = e4m3_decode(e4m3_encode((blk / s).astype(np.float32))) * s.astype(np.float64)
+    return torch.from_numpy(out)
 
 
 def rope_frequencies(v, hd):
@@ -105,7 +207,7 @@ def rope_frequencies(v, hd):
     return torch.tensor(out, dtype=torch.float64)
 
 
-def reference_logits(v, W, tokens):
+def reference_logits(v, W, tokens, quantize_activations=False):
     """Llama/Qwen2/Mistral forward in float64: rotate_half (neox) rope, GQA,
     SwiGLU, RMSNorm with weight, tied or untied head."""
     hd = v.get("head_dim", v["hidden"] // v["heads"])
@@ -127,6 +229,8 @@ def reference_logits(v, W, tokens):
         return t * cos[:, None, :] + torch.cat([-b, a], -1) * sin[:, None, :]
 
     def lin(t, name, bias=False):
+        if quantize_activations:  # every linear weight is fp8: its input goes through quantize_fp8
+            t = quantize_activation_1x128(t)
         y = t @ W[name + ".weight"].T
         return y + W[name + ".bias"] if bias else y
 
@@ -147,8 +251,9 @@ def reference_logits(v, W, tokens):
         gate, up = lin(h, p + "mlp.gate_proj"), lin(h, p + "mlp.up_proj")
         x = x + lin(torch.nn.functional.silu(gate) * up, p + "mlp.down_proj")
     x = rms(x, W["model.norm.weight"])
-    head = W["model.embed_tokens.weight"] if v["tie"] else W["lm_head.weight"]
-    return x @ head.T
+    if v["tie"]:
+        return x @ W["model.embed_tokens.weight"].T
+    return lin(x, "lm_head")
 
 
 def config_of(v):
@@ -160,6 +265,9 @@ def config_of(v):
          "tie_word_embeddings": v["tie"], "max_position_embeddings": 2048, "bos_token_id": 1, "eos_token_id": 2,
          "initializer_range": 0.02, "use_cache": True, "transformers_version": "4.44.0",
          "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[v["dtype"]]}
+    if v.get("fp8"):  # DeepSeek-V3's quantization_config
+        c["quantization_config"] = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                                    "weight_block_size": [128, 128]}
     if "head_dim" in v:
         c["head_dim"] = v["head_dim"]
     if "rope_scaling" in v:
@@ -193,7 +301,9 @@ def main():
                     t = t * math.sqrt(shape[1]) * 0.5
             tensors.append((tname, t.to(DT[v["dtype"]]).to(torch.float64)))  # as stored
         shards = v.get("shards", 1)
-        if shards == 1:
+        if v.get("fp8"):
+            tensors = write_fp8_safetensors(os.path.join(d, "model.safetensors"), tensors)
+        elif shards == 1:
             write_safetensors(os.path.join(d, "model.safetensors"), tensors, v["dtype"])
         else:
             per = math.ceil(len(tensors) / shards)
@@ -209,7 +319,9 @@ def main():
             json.dump(config_of(v), f, indent=2)
         W = dict(tensors)
         for s, seq in enumerate(SEQUENCES):
-            np.save(os.path.join(d, f"ref_{s}.npy"), reference_logits(v, W, seq).numpy())
+            np.save(os.path.join(d, f"ref_{s}.npy"), reference_logits(v, W, seq, bool(v.get("fp8"))).numpy())
+            if v.get("fp8"):
+                np.save(os.path.join(d, f"refdq_{s}.npy"), reference_logits(v, W, seq).numpy())
     open(os.path.join(out, "DONE"), "w").close()
 
 
