@@ -142,6 +142,12 @@ void write_tile(const GemmProblem& p, std::int64_t batch, std::int64_t i0, std::
 
 }  // namespace
 
+void pack_pair_panels_baseline(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, std::int64_t extent,
+                               std::int64_t line_stride, std::int64_t k0, std::int64_t kc, std::int64_t k_stride,
+                               int width, std::uint32_t* dst) {
+  pack_pair_panels(m, batch, line0, extent, line_stride, k0, kc, k_stride, width, dst);
+}
+
 void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, const GemmBlocking& blocking) {
   if (p.batch == 0 || p.m == 0 || p.n == 0) return;
   // Decode shapes on a kernel without stream_b: the same bits from one that has it.

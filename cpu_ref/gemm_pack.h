@@ -196,6 +196,14 @@ inline void pack_pair_panels(const GemmMatrix& m, std::int64_t batch, std::int64
   }
 }
 
+// pack_pair_panels compiled for the baseline ISA (in gemm_blocked.cpp): the
+// ISA-specific packers fall back to it. Calling the inline one from an
+// AVX-512 file would emit an AVX-512 copy of it as a weak symbol, which the
+// linker may then pick for every caller (cpu_build.isa_objects_share_no_weak_symbols).
+void pack_pair_panels_baseline(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, std::int64_t extent,
+                               std::int64_t line_stride, std::int64_t k0, std::int64_t kc, std::int64_t k_stride,
+                               int width, std::uint32_t* dst);
+
 // Words (4 bytes: a float or a bf16 pair) from one packed panel to the next,
 // for a kernel's packing, so one scratch buffer serves both.
 inline std::int64_t panel_stride(GemmPacking packing, std::int64_t kc, int width) {

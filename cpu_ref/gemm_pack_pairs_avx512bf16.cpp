@@ -101,7 +101,7 @@ void pack_pairs_avx512(const GemmMatrix& m, std::int64_t batch, std::int64_t lin
                     line0 * line_stride + k0 * k_stride;
   if (width <= 32 && k_stride == 1) return pack_k_contiguous(src, extent, line_stride, kc, width, dst);
   if (width <= 32 && line_stride == 1) return pack_lines_adjacent(src, extent, k_stride, kc, width, dst);
-  pack_pair_panels(m, batch, line0, extent, line_stride, k0, kc, k_stride, width, dst);
+  pack_pair_panels_baseline(m, batch, line0, extent, line_stride, k0, kc, k_stride, width, dst);
 }
 
 }  // namespace
