@@ -29,6 +29,21 @@ struct TmaLoad2D {
   }
 };
 
+// The 4-D form (the attention kernel's (channel, sequence, head, batch) views):
+// coordinates innermost first, as for TmaLoad2D.
+struct TmaLoad4D {
+  template <int Arch = HAL_PTX_ARCH>
+  static __device__ __forceinline__ void copy(void* smem, const void* tensor_map, Mbarrier& bar, int32_t c0,
+                                              int32_t c1, int32_t c2, int32_t c3) {
+    HAL_PTX_REQUIRE(Arch, HAL_PTX_SM90, "TmaLoad4D", "sm_90 (cp.async.bulk.tensor)");
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+        "[%2];\n" ::"r"(smem_u32(smem)),
+        "l"(tensor_map), "r"(smem_u32(&bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
+  }
+};
+
 // Orders this thread's generic-proxy shared-memory writes before later
 // async-proxy (TMA, wgmma) accesses.
 template <int Arch = HAL_PTX_ARCH>

@@ -1,0 +1,116 @@
+#pragma once
+// Parameters, tile shapes and work order of the sm_90a attention forward
+// (attention_sm90a.cu), shared with its launcher
+// (backends/cuda/cuda_attention_sm90a.cpp). Plain host/device header: no CUDA
+// includes, so the work order and the tile plan are tested on the CPU
+// (tests/unit/attention_sm90a_plan_test.cpp).
+//
+// The three TMA descriptors are CUtensorMap bytes of 4-D views
+// (channel, sequence, head, batch) of Q, K and V, channel contiguous, encoded
+// on the host; the kernel takes this struct as `const __grid_constant__`.
+#include <stdint.h>
+
+#include "kernel_params/attention.h"
+#include "ptx/kernels/gemm_sm90a_params.h"  // TmaDescriptorBytes
+
+namespace hal::ptx {
+
+// One CTA: a producer warpgroup (TMA) and two consumer warpgroups of 64
+// query rows each, so a work item is kBlockQ = 128 queries of one (head,
+// batch); K/V tiles of kBlockK keys stream through a kStages-deep ring.
+template <int D>
+struct AttentionSm90aTile {
+  static_assert(D == 64 || D == 128, "attention_sm90a: head dim 64 or 128");
+  static constexpr int kD = D;
+  static constexpr int kBlockQ = 128, kBlockK = 128;
+  static constexpr int kConsumerWarpgroups = 2;
+  static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
+  static constexpr int kStages = D == 64 ? 3 : 2;
+  // 128B-swizzled boxes are 64 16-bit channels wide: D / 64 boxes per tile.
+  static constexpr int kBoxes = D / 64;
+  static constexpr int kQBytes = kBlockQ * D * 2;
+  static constexpr int kKBytes = kBlockK * D * 2;  // = the V tile (dv == d)
+  static constexpr int kBoxBytesQ = kBlockQ * 128, kBoxBytesK = kBlockK * 128;
+  // Ring (K and V per stage) + Q + barriers (k_full, v_full, empty per stage;
+  // q_full, q_empty) + slack to align the tiles to 1024 bytes (the 128B
+  // swizzle atom).
+  static constexpr int kSharedBytes = kStages * 2 * kKBytes + kQBytes + (3 * kStages + 2) * 8 + 1024;
+  // setmaxnreg: launched with 168 registers a thread (65536 / 384, rounded
+  // down to 8), the producer drops to 24 and the consumers rise to 240:
+  // 128 * 24 + 256 * 240 = 168 * 384. Must match exactly, or the consumers'
+  // setmaxnreg.inc waits for registers no one frees.
+  static constexpr int kLaunchRegisters = 168;
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = 240;
+  static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters == kLaunchRegisters * kThreads,
+                "setmaxnreg budget must redistribute the launch registers exactly");
+  static_assert(kSharedBytes <= 227 * 1024, "shared memory per block on sm_90");
+};
+
+// Keys visible to queries [q0, q0 + rows) (causal: key j masked for query i
+// when j > i + (sk - sq)): keys [0, attention_sm90a_kv_end) hold every key
+// any of them sees. 0 when none sees any (the tile's output is zeros).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline int64_t attention_sm90a_kv_end(int64_t q0, int64_t rows, int64_t sq, int64_t sk, bool causal) {
+  if (!causal) return sk;
+  const int64_t last_q = q0 + rows - 1 < sq ? q0 + rows - 1 : sq - 1;
+  const int64_t lim = last_q + (sk - sq) + 1;
+  return lim < 0 ? 0 : (lim < sk ? lim : sk);
+}
+
+// Keys [0, attention_sm90a_kv_unmasked) are visible to EVERY query of
+// [q0, q0 + rows) that exists: key tiles below it skip the mask.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline int64_t attention_sm90a_kv_unmasked(int64_t q0, int64_t sq, int64_t sk, bool causal) {
+  if (!causal) return sk;
+  const int64_t lim = q0 + (sk - sq) + 1;
+  return lim < 0 ? 0 : (lim < sk ? lim : sk);
+}
+
+// The persistent scheduler's order of work items (query tile m, head h,
+// batch b), a bijection of [0, m_tiles * hq * batch): query tiles from the
+// last to the first, so under a causal mask the longest items (they see the
+// most keys) start first and the short ones fill the tail (longest
+// processing time first); within one query tile heads vary fastest, so the
+// hq / hkv query heads that read one kv head run side by side and share it
+// in L2. CTA c takes items c, c + grid, c + 2 grid, ... (static: the same
+// work lands on the same CTA every run).
+struct AttentionWorkItem {
+  int32_t m, h, b;
+};
+
+// 32-bit: the launcher keeps m_tiles * hq * batch below 2^31 (the producer
+// warpgroup runs in 24 registers, where 64-bit division spills).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline AttentionWorkItem attention_sm90a_work_item(int32_t item, int32_t m_tiles, int32_t hq, int32_t batch) {
+  const int32_t per_tile = hq * batch;  // items of one query tile
+  const int32_t tile = item / per_tile, rest = item - tile * per_tile;
+  return AttentionWorkItem{m_tiles - 1 - tile, rest % hq, rest / hq};
+}
+
+struct AttentionSm90aParams {
+  TmaDescriptorBytes q_map;  // Q as (d, sq, hq, batch); box {64, kBlockQ, 1, 1}, 128B swizzle
+  TmaDescriptorBytes k_map;  // K as (d, sk, hkv, batch); box {64, kBlockK, 1, 1}
+  TmaDescriptorBytes v_map;  // V as (dv, sk, hkv, batch); box {64, kBlockK, 1, 1}
+  // Sizes, y (written from registers: channel stride 1, 4-byte aligned
+  // pairs), scale, causal; its q/k/v pointers are not read (the maps are).
+  kernel_params::AttentionParams a;
+  // Optional row log-sum-exp, f32 [b, sq, hq] with lse_stride (elements);
+  // nullptr: not written.
+  // TODO(merge, issue 24): kernel_params::AttentionParams gains an `lse`
+  // field on another branch; when it lands, take the pointer and strides
+  // from there and drop these two fields (the launcher fills them from
+  // AttentionCall::lse today, which the GPU backends still decline).
+  float* lse = nullptr;
+  int64_t lse_stride[3] = {0, 0, 0};
+  int32_t m_tiles = 0;  // ceil(sq / kBlockQ)
+  int32_t items = 0;    // m_tiles * hq * batch, < 2^31
+};
+
+}  // namespace hal::ptx
