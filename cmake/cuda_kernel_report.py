@@ -9,6 +9,12 @@ Check:  cuda_kernel_report.py --check-spills report.json
         exits 1 unless every hal_gemm_fp8_sm90a_* kernel has wgmma, TMA
         (cp.async.bulk.tensor) and setmaxnreg in its sm_90a PTX and
         hal_gemm_fp8_sm80 has mma.sync in its sm_80 PTX.
+        cuda_kernel_report.py --check-attention-sm90a report.json
+        exits 1 unless each of the four hal_attention_sm90a_<f16|bf16>_d<64|128>
+        kernels is in the report for sm_90a with wgmma, TMA and setmaxnreg in
+        its PTX, no spills and no stack frame, and exactly 168 registers (the
+        count its setmaxnreg 24/240 split redistributes: with fewer, the
+        consumers' setmaxnreg.inc would wait forever).
 
 Registers, spills, shared memory and stack come from the `ptxas -v` log.
 Instruction families are counted in the PTX nvcc generated for each arch
@@ -136,12 +142,43 @@ def check_fp8_isa(path):
     return 1 if problems else 0
 
 
+# The sm_90a attention kernels (ptx/kernels/attention_sm90a.cu) and the register
+# count their launch must have (AttentionSm90aTile::kLaunchRegisters).
+ATTENTION_SM90A = tuple(f"hal_attention_sm90a_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128))
+ATTENTION_SM90A_REGISTERS = 168
+
+
+def check_attention_sm90a(path):
+    report = json.load(open(path, encoding="utf-8"))
+    problems = []
+    for name in ATTENTION_SM90A:
+        entries = [k for k in report["kernels"] if k["kernel"] == name and k["arch"] == "sm_90a"]
+        if not entries:
+            problems.append(f"{name}: not in the report for sm_90a")
+        for k in entries:
+            for fam in ("wgmma", "cp.async.bulk.tensor", "setmaxnreg"):
+                if not (k.get("instructions") or {}).get(fam):
+                    problems.append(f"{name} (sm_90a): no {fam} instruction in its PTX")
+            if k["spill_stores"] or k["spill_loads"] or k["stack_frame"]:
+                problems.append(f"{name} (sm_90a): {k['spill_stores']} / {k['spill_loads']} bytes spill stores / "
+                                f"loads, {k['stack_frame']} bytes stack frame")
+            if k["registers"] != ATTENTION_SM90A_REGISTERS:
+                problems.append(f"{name} (sm_90a): {k['registers']} registers, the setmaxnreg split needs "
+                                f"{ATTENTION_SM90A_REGISTERS}")
+    for p in problems:
+        print("FAIL:", p)
+    print(f"sm_90a attention check: {len(problems)} problems")
+    return 1 if problems else 0
+
+
 def main():
     a = sys.argv[1:]
     if len(a) == 2 and a[0] == "--check-spills":
         return check_spills(a[1])
     if len(a) == 2 and a[0] == "--check-fp8-isa":
         return check_fp8_isa(a[1])
+    if len(a) == 2 and a[0] == "--check-attention-sm90a":
+        return check_attention_sm90a(a[1])
     return write(a)
 
 

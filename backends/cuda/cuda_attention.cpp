@@ -1,4 +1,8 @@
-// Launcher of the attention kernels. Calls the tensor-core kernel
+// Launcher of the attention kernels. With HAL_GPU_UNVERIFIED=1 on an sm_90
+// device, first tries the unverified sm_90a kernel
+// hal_attention_sm90a_<dtype>_d<d> (cuda_attention_sm90a.cpp: TMA + wgmma,
+// FlashAttention-3 style; HAL_CUDA_DISABLE=wgmma_attention switches it off).
+// Otherwise (the default) calls the tensor-core kernel
 // hal_attention_flash_<dtype>_d<d> (ptx/kernels/attention_flash.cu) when
 //   q/k/v/y are one dtype, f16 or bf16; d == dv in {64, 128};
 //   every channel stride is 1, every other stride a multiple of 8 elements and
@@ -10,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "backends/cuda/cuda_attention_sm90a.h"
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_paths.h"
@@ -64,6 +69,10 @@ void run_attention(CudaStream& s, const AttentionCall& call) {
   const kernel_params::AttentionParams p = gpu::attention_params(call, "cuda");
   const std::int64_t rows = p.batch * p.sq * p.hq;
   if (rows == 0 || p.dv == 0) return;
+
+  // Unverified (never run): only with HAL_GPU_UNVERIFIED=1; today's flash
+  // kernel stays the default.
+  if (try_attention_sm90a(s, call, p)) return;
 
   if (const char* flash = flash_kernel(s, call, p)) {
     LaunchShape shape;

@@ -36,14 +36,17 @@ struct AttentionSm90aTile {
   // swizzle atom).
   static constexpr int kSharedBytes = kStages * 2 * kKBytes + kQBytes + (3 * kStages + 2) * 8 + 1024;
   // setmaxnreg: launched with 168 registers a thread (65536 / 384, rounded
-  // down to 8), the producer drops to 24 and the consumers rise to 240:
-  // 128 * 24 + 256 * 240 = 168 * 384. Must match exactly, or the consumers'
-  // setmaxnreg.inc waits for registers no one frees.
+  // down to 8; ptxas allocates exactly that under __launch_bounds__(384, 1)),
+  // the producer drops to 24 and the consumers rise to 240:
+  // 128 * 24 + 256 * 240 = 168 * 384. The consumers' setmaxnreg.inc waits for
+  // registers the block's pool does not hold if the sum exceeds it. 24 is
+  // tight: the producer spilled 8 bytes while its work order used 64-bit
+  // division.
   static constexpr int kLaunchRegisters = 168;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;
-  static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters == kLaunchRegisters * kThreads,
-                "setmaxnreg budget must redistribute the launch registers exactly");
+  static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kLaunchRegisters * kThreads,
+                "setmaxnreg budget must fit the registers the block was launched with");
   static_assert(kSharedBytes <= 227 * 1024, "shared memory per block on sm_90");
 };
 

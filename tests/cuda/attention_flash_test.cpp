@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -89,9 +90,25 @@ double max_abs(DType t, const HostTensor& h) {
   return m;
 }
 
+// HAL_GPU_UNVERIFIED unset for its lifetime (restored after): with it set,
+// an sm_90 device would answer through the unverified sm_90a kernel
+// (attention_sm90a_test.cpp checks that one) instead of the flash kernel.
+struct VerifiedKernelsOnly {
+  std::string saved;
+  bool had = false;
+  VerifiedKernelsOnly() {
+    if (const char* v = std::getenv("HAL_GPU_UNVERIFIED")) saved = v, had = true;
+    unsetenv("HAL_GPU_UNVERIFIED");
+  }
+  ~VerifiedKernelsOnly() {
+    if (had) setenv("HAL_GPU_UNVERIFIED", saved.c_str(), 1);
+  }
+};
+
 // Runs the case on cpu and cuda (twice), checks the bound, determinism and
 // that the flash kernel ran. Returns the cuda output.
 std::vector<unsigned char> check_flash(DType t, const FlashCase& c) {
+  const VerifiedKernelsOnly verified_only;
   const std::string what = describe(t, c);
   const Inputs in = make_inputs(t, c);
   const Shape yshape{c.b, c.sq, c.hq, c.d};
