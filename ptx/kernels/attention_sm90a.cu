@@ -63,8 +63,9 @@
 
 #define HAL_PTX_BOUNDED_WAITS 1
 #define HAL_PTX_MBARRIER_TRAP_MESSAGE 0
-// A wait lasts at most one work item (milliseconds); trap within seconds.
-#define HAL_PTX_MBARRIER_SPIN_LIMIT (1u << 26)
+// The longest wait (the producer's on q_empty) lasts one work item,
+// milliseconds; trap within seconds, as the sm_90a GEMM does.
+#define HAL_PTX_MBARRIER_SPIN_LIMIT (1u << 24)
 
 #include "ptx/arch_config.cuh"
 #include "ptx/kernels/attention_sm90a_params.h"
