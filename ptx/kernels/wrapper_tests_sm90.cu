@@ -20,6 +20,10 @@
 //   hal_test_wgmma_<t>[_bn] 128 threads (one warpgroup). in: A[64][64], B[64][128]
 //                           row-major b16; out: D[64][128] f32 = A B, written
 //                           through the documented accumulator layout
+//   hal_test_wgmma_rs_<t>_n<N>  128 threads, the same inputs; A from REGISTERS
+//                           (the documented A fragment, as the sm_90a attention
+//                           kernel passes P), B N-major as above (its V);
+//                           out: columns 0..N-1 of D[64][128] (N = 64 or 128)
 //   hal_test_wgmma_e4m3     128 threads. in: A[64][128] then B[128 n][128 k]
 //                           e4m3 bytes (both K-major, as FP8 wgmma requires);
 //                           out: D[64][128] f32 = A B^T by four m64n128k32 steps
@@ -336,6 +340,72 @@ __device__ __forceinline__ void wgmma_test(const WrapperTestSm90Params& p) {
 #if HAL_PTX_SM90A
 namespace {
 
+// One warpgroup: D[64][N] = A[64][64] B[64][N], A in registers (the RS form),
+// B N-major in shared memory as wgmma_test's kBNMajor case (and the attention
+// kernel's V tiles). A fragment of k-step s, warp w, lane l (r = 16w + l/4,
+// c = 16s + 2(l%4)): a[0] = A[r][c..c+1], a[1] = A[r+8][c..c+1],
+// a[2] = A[r][c+8..c+9], a[3] = A[r+8][c+8..c+9], low half the lower column.
+// All fragments stay live until the wait (the instruction reads them late).
+template <class Mma, int kNOut>
+__device__ __forceinline__ void wgmma_rs_test(const WrapperTestSm90Params& p) {
+  constexpr int kM = Shapes::kWgmmaM, kN = Shapes::kWgmmaN, kK = Shapes::kWgmmaK;
+  __shared__ __align__(1024) uint8_t raw[kN * kK * 2 + 1024];
+  uint8_t* sb = align1024(raw);
+  const uint16_t* A = static_cast<const uint16_t*>(p.in);
+  const uint16_t* B = A + kM * kK;
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+  for (int i = t; i < kK * kN; i += 128) {
+    const int k = i / kN, n = i % kN;
+    *reinterpret_cast<uint16_t*>(sb + (n / 64) * 8192 + swizzle128(k, n % 64)) = B[i];
+  }
+  fence_proxy_async_shared();
+  __syncthreads();
+  auto pair = [&](int r, int c) {
+    return static_cast<uint32_t>(A[r * kK + c]) | (static_cast<uint32_t>(A[r * kK + c + 1]) << 16);
+  };
+  uint32_t a[kK / 16][4];
+  const int r = 16 * warp + lane / 4;
+#pragma unroll
+  for (int s = 0; s < kK / 16; ++s) {
+    const int c = 16 * s + 2 * (lane % 4);
+    a[s][0] = pair(r, c);
+    a[s][1] = pair(r + 8, c);
+    a[s][2] = pair(r, c + 8);
+    a[s][3] = pair(r + 8, c + 8);
+  }
+  float acc[kNOut / 2];
+#pragma unroll
+  for (int i = 0; i < kNOut / 2; ++i) acc[i] = 1.0e6f;
+#pragma unroll
+  for (int i = 0; i < kNOut / 2; ++i) wgmma_fence_operand(acc[i]);
+  wgmma_fence();
+#pragma unroll
+  for (int s = 0; s < kK / 16; ++s)
+    Mma::fma(acc, a[s], make_wgmma_desc(sb + 2048 * s, 8192, 1024, WgmmaSwizzle::b128), s > 0 ? 1 : 0);
+  wgmma_commit();
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < kNOut / 2; ++i) wgmma_fence_operand(acc[i]);
+#pragma unroll
+  for (int s = 0; s < kK / 16; ++s)
+#pragma unroll
+    for (int w = 0; w < 4; ++w) wgmma_fence_operand(a[s][w]);
+  float* D = static_cast<float*>(p.out);
+#pragma unroll
+  for (int j = 0; j < kNOut / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        D[(16 * warp + lane / 4 + 8 * h) * kN + 8 * j + 2 * (lane % 4) + e] = acc[4 * j + 2 * h + e];
+}
+
+}  // namespace
+#endif  // HAL_PTX_SM90A
+
+#if HAL_PTX_SM90A
+namespace {
+
 // FP8: A [64 m][128 k] and B [128 n][128 k] bytes, each row one 128-byte
 // swizzle row (16-byte chunk c of row r at c ^ (r & 7)), k32 step s 32 s
 // bytes into the rows: the layout of ptx/kernels/gemm_fp8_sm90a.cu's stages.
@@ -422,6 +492,46 @@ extern "C" __global__ void __launch_bounds__(128, 1)
 #if HAL_PTX_SM90A
   report_status(p, true);
   wgmma_test<WgmmaM64N128K16F32F16SS<0, 1>, true>(p);
+#else
+  report_status(p, false);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(128, 1)
+    hal_test_wgmma_rs_bf16_n64(const __grid_constant__ WrapperTestSm90Params p) {
+#if HAL_PTX_SM90A
+  report_status(p, true);
+  wgmma_rs_test<WgmmaM64N64K16F32Bf16RS<1>, 64>(p);
+#else
+  report_status(p, false);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(128, 1)
+    hal_test_wgmma_rs_bf16_n128(const __grid_constant__ WrapperTestSm90Params p) {
+#if HAL_PTX_SM90A
+  report_status(p, true);
+  wgmma_rs_test<WgmmaM64N128K16F32Bf16RS<1>, 128>(p);
+#else
+  report_status(p, false);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(128, 1)
+    hal_test_wgmma_rs_f16_n64(const __grid_constant__ WrapperTestSm90Params p) {
+#if HAL_PTX_SM90A
+  report_status(p, true);
+  wgmma_rs_test<WgmmaM64N64K16F32F16RS<1>, 64>(p);
+#else
+  report_status(p, false);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(128, 1)
+    hal_test_wgmma_rs_f16_n128(const __grid_constant__ WrapperTestSm90Params p) {
+#if HAL_PTX_SM90A
+  report_status(p, true);
+  wgmma_rs_test<WgmmaM64N128K16F32F16RS<1>, 128>(p);
 #else
   report_status(p, false);
 #endif

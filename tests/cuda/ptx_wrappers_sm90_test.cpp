@@ -4,7 +4,8 @@
 // wait, a TMA 2-D tile load (map encoded by the GEMM's helper, 128B swizzle,
 // zero fill at the edges), setmaxnreg in the GEMM's warpgroup configuration,
 // and wgmma m64n128k16 (bf16, f16; B K-major and N-major) from the GEMM's
-// shared-memory layout. A wrong layout fails here, not inside the GEMM.
+// shared-memory layout, and its register-A form (m64n64 / m64n128) as the
+// sm_90a attention kernel uses it. A wrong layout fails here, not inside the GEMM.
 //
 // Skips without a GPU, below compute capability 9.0 (sm_90 wrappers) or
 // without sm_90a code for the device (wgmma, setmaxnreg), and when the
@@ -318,7 +319,9 @@ TEST(CudaPtxWrappersSm90, SetmaxnregWarpgroupsComputeCorrectly) {
   EXPECT_EQ(wrong.status, ptx::kWrapperTestCompiledOut + 1);
 }
 
-void check_wgmma(DType t, bool b_n_major) {
+// rs_n: 0 for the shared-memory A kernels, else the N (64 or 128) of the
+// register-A kernel hal_test_wgmma_rs_<t>_n<N> (B N-major; D's first N columns).
+void check_wgmma(DType t, bool b_n_major, int rs_n = 0) {
   constexpr int kM = Shapes::kWgmmaM, kN = Shapes::kWgmmaN, kK = Shapes::kWgmmaK;
   // Small integers: products and sums of 64 terms are exact in fp32, so the
   // result must equal the CPU product exactly. Hashed, so that a k-step, row
@@ -331,13 +334,16 @@ void check_wgmma(DType t, bool b_n_major) {
   for (int i = 0; i < kK * kN; ++i)
     ab[kM * kK + i] = t == DType::f16 ? f32_to_f16(val(i + 7777, 3)) : f32_to_bf16(val(i + 7777, 3));
   auto f = [&](std::uint16_t v) { return t == DType::f16 ? f16_to_f32(v) : bf16_to_f32(v); };
-  const std::string name = std::string("hal_test_wgmma_") + (t == DType::f16 ? "f16" : "bf16") + (b_n_major ? "_bn" : "");
+  const std::string tn = t == DType::f16 ? "f16" : "bf16";
+  const std::string name = rs_n != 0 ? "hal_test_wgmma_rs_" + tn + "_n" + std::to_string(rs_n)
+                                     : "hal_test_wgmma_" + tn + (b_n_major ? "_bn" : "");
+  const int n_out = rs_n != 0 ? rs_n : kN;
   const auto run = run_kernel(name.c_str(), 128, bytes_of(ab), kM * kN * 4);
   HAL_REQUIRE_KERNEL_RAN(run);
   const auto D = values_of<float>(run.out, 0, kM * kN);
   int bad = 0;
   for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < kN; ++n) {
+    for (int n = 0; n < n_out; ++n) {
       float want = 0;
       for (int k = 0; k < kK; ++k) want += f(ab[m * kK + k]) * f(ab[kM * kK + k * kN + n]);
       if (D[m * kN + n] != want && bad++ < 8)
@@ -381,6 +387,14 @@ TEST(CudaPtxWrappersSm90, WgmmaM64N128K32E4m3MatchesMatrixProduct) {
 TEST(CudaPtxWrappersSm90, WgmmaM64N128K16TransposedBMatchesMatrixProduct) {
   HAL_REQUIRE_SM90_FEATURE("wgmma");
   for (DType t : {DType::bf16, DType::f16}) check_wgmma(t, true);
+}
+
+// The register-A (RS) form the sm_90a attention kernel uses for O += P V:
+// A's fragments from registers, B N-major (V), N = 64 (d = 64) and 128.
+TEST(CudaPtxWrappersSm90, WgmmaRegisterAMatchesMatrixProduct) {
+  HAL_REQUIRE_SM90_FEATURE("wgmma");
+  for (DType t : {DType::bf16, DType::f16})
+    for (int n : {64, 128}) check_wgmma(t, true, n);
 }
 
 }  // namespace
