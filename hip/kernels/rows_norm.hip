@@ -78,14 +78,13 @@ __device__ __forceinline__ void norm_row_vec16(const NormParams& p, const RowOff
   }
 }
 
-}  // namespace
-
-extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm(NormParams p) {
-  __shared__ float scratch[kRowWaves];
+// The kernel body; kRank1: the layout has at most one outer dim (row_offsets_of).
+template <bool kRank1>
+__device__ __forceinline__ void norm_rows(const NormParams& p, float* scratch) {
   const RowsLayout& l = p.layout;
   const float inv_n = 1.0f / static_cast<float>(l.cols);
   for (int64_t r = blockIdx.x; r < l.rows; r += gridDim.x) {
-    const RowOffsets o = row_offsets(l, r);
+    const RowOffsets o = row_offsets_of<kRank1>(l, r);
     if (l.x_vec16) {
       if (elem_size(p.x_type) == 4) norm_row_vec16<4>(p, o, scratch);
       else norm_row_vec16<2>(p, o, scratch);
@@ -111,4 +110,17 @@ extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm(NormParams p)
       store_f32(p.y, p.y_type, o.y + j * l.y_col_stride, v);
     }
   }
+}
+
+}  // namespace
+
+extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm(NormParams p) {
+  __shared__ float scratch[kRowWaves];
+  norm_rows<false>(p, scratch);
+}
+
+// Layouts of at most one outer dim (never run: HAL_GPU_UNVERIFIED=1).
+extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm_rank1(NormParams p) {
+  __shared__ float scratch[kRowWaves];
+  norm_rows<true>(p, scratch);
 }

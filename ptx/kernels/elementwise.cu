@@ -198,7 +198,7 @@ __device__ void swiglu_contig(const SwigluParams& p) {
 template <class E, int In, class F>
 __device__ __forceinline__ void contiguous_map_packed(const void* in0, const void* in1, void* out, int64_t n, F f) {
   // Two chunks per operand per step, both loads issued first (as the verified
-  // kernels): with 5 resident blocks of 256 per SM that is 40-80 KiB in flight
+  // kernels): with 4 resident blocks of 256 per SM that is 32-64 KiB in flight
   // per SM, above what the H200's bandwidth-latency product needs (~22 KiB).
   // Four per step (unary) spilled at 40 registers (6 blocks per SM).
   constexpr int kUnroll = 2;
