@@ -48,18 +48,6 @@ __device__ __forceinline__ RowOffsets row_offsets(const RowsLayout& l, int64_t r
   return o;
 }
 
-// row_offsets for layouts of at most one outer dim (the *_rank1 kernels, never
-// run: HAL_GPU_UNVERIFIED=1; the launcher merges the outer dims first,
-// backends/gpu/rows_variants.h): no 64-bit division, and only dim 0's extent
-// and strides are read, so the grid-stride row loop no longer keeps all seven
-// dims' shapes and strides live in SGPRs (hal_softmax spilled 30 SGPRs into
-// VGPR lanes on gfx90a holding them).
-template <bool kRank1>
-__device__ __forceinline__ RowOffsets row_offsets_of(const RowsLayout& l, int64_t r) {
-  if constexpr (kRank1) return RowOffsets{r * l.x_outer_stride[0], r * l.y_outer_stride[0], r};
-  else return row_offsets(l, r);
-}
-
 // Bytes-per-element switch of the vector path: the launcher sets x_vec16 only
 // for f32 (4 bytes) and f16/bf16 (2 bytes).
 template <int kSize>

@@ -78,13 +78,14 @@ __device__ __forceinline__ void norm_row_vec16(const NormParams& p, const RowOff
   }
 }
 
-// The kernel body; kRank1: the layout has at most one outer dim (row_offsets_of).
-template <bool kRank1>
-__device__ __forceinline__ void norm_rows(const NormParams& p, float* scratch) {
+}  // namespace
+
+extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm(NormParams p) {
+  __shared__ float scratch[kRowWaves];
   const RowsLayout& l = p.layout;
   const float inv_n = 1.0f / static_cast<float>(l.cols);
   for (int64_t r = blockIdx.x; r < l.rows; r += gridDim.x) {
-    const RowOffsets o = row_offsets_of<kRank1>(l, r);
+    const RowOffsets o = row_offsets(l, r);
     if (l.x_vec16) {
       if (elem_size(p.x_type) == 4) norm_row_vec16<4>(p, o, scratch);
       else norm_row_vec16<2>(p, o, scratch);
@@ -112,15 +113,12 @@ __device__ __forceinline__ void norm_rows(const NormParams& p, float* scratch) {
   }
 }
 
-}  // namespace
-
-extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm(NormParams p) {
+// 16-bit rows on the vector path only (x_vec16, 2-byte x; never run:
+// HAL_GPU_UNVERIFIED=1, backends/hip/hip_rows.cpp): hal_norm's row code for
+// those rows without its f32 and strided paths (hal_norm spills 57 SGPRs
+// into VGPR lanes on gfx90a, 85 on gfx940).
+extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm_vec16_2b(NormParams p) {
   __shared__ float scratch[kRowWaves];
-  norm_rows<false>(p, scratch);
-}
-
-// Layouts of at most one outer dim (never run: HAL_GPU_UNVERIFIED=1).
-extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm_rank1(NormParams p) {
-  __shared__ float scratch[kRowWaves];
-  norm_rows<true>(p, scratch);
+  const RowsLayout& l = p.layout;
+  for (int64_t r = blockIdx.x; r < l.rows; r += gridDim.x) norm_row_vec16<2>(p, row_offsets(l, r), scratch);
 }

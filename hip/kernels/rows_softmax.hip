@@ -109,12 +109,14 @@ __device__ __forceinline__ void softmax_row_vec16(const SoftmaxParams& p, const 
     store_f32(p.y, p.y_type, o.y + j, out(j, load_f32(p.x, p.x_type, o.x + j)));
 }
 
-// The kernel body; kRank1: the layout has at most one outer dim (row_offsets_of).
-template <bool kRank1>
-__device__ __forceinline__ void softmax_rows(const SoftmaxParams& p, float* scratch, MaxSum* max_sum_scratch) {
+}  // namespace
+
+extern "C" __global__ __launch_bounds__(kRowThreads) void hal_softmax(SoftmaxParams p) {
+  __shared__ float scratch[kRowWaves];
+  __shared__ MaxSum max_sum_scratch[kRowWaves];
   const RowsLayout& l = p.layout;
   for (int64_t r = blockIdx.x; r < l.rows; r += gridDim.x) {
-    const RowOffsets o = row_offsets_of<kRank1>(l, r);
+    const RowOffsets o = row_offsets(l, r);
     // Keys j > limit are masked (limit = i + Lk - Lq); no mask: all cols.
     int64_t limit = l.cols - 1;
     if (p.causal) limit = o.last_coord + (l.cols - l.outer_shape[l.outer_rank - 1]);
@@ -146,17 +148,19 @@ __device__ __forceinline__ void softmax_rows(const SoftmaxParams& p, float* scra
   }
 }
 
-}  // namespace
-
-extern "C" __global__ __launch_bounds__(kRowThreads) void hal_softmax(SoftmaxParams p) {
-  __shared__ float scratch[kRowWaves];
+// 16-bit rows on the vector path only (x_vec16, 2-byte x; never run:
+// HAL_GPU_UNVERIFIED=1, backends/hip/hip_rows.cpp): the same row code as
+// hal_softmax's for those rows, without the f32 and strided paths, whose
+// uniform values hal_softmax keeps in SGPRs next to these (30 SGPRs spilled
+// into VGPR lanes on gfx90a, 32 on gfx940).
+extern "C" __global__ __launch_bounds__(kRowThreads) void hal_softmax_vec16_2b(SoftmaxParams p) {
   __shared__ MaxSum max_sum_scratch[kRowWaves];
-  softmax_rows<false>(p, scratch, max_sum_scratch);
-}
-
-// Layouts of at most one outer dim (never run: HAL_GPU_UNVERIFIED=1).
-extern "C" __global__ __launch_bounds__(kRowThreads) void hal_softmax_rank1(SoftmaxParams p) {
-  __shared__ float scratch[kRowWaves];
-  __shared__ MaxSum max_sum_scratch[kRowWaves];
-  softmax_rows<true>(p, scratch, max_sum_scratch);
+  const RowsLayout& l = p.layout;
+  for (int64_t r = blockIdx.x; r < l.rows; r += gridDim.x) {
+    const RowOffsets o = row_offsets(l, r);
+    int64_t limit = l.cols - 1;
+    if (p.causal) limit = o.last_coord + (l.cols - l.outer_shape[l.outer_rank - 1]);
+    const int64_t valid = limit + 1 < l.cols ? (limit + 1 > 0 ? limit + 1 : 0) : l.cols;
+    softmax_row_vec16<2>(p, o, valid, max_sum_scratch);
+  }
 }
