@@ -108,4 +108,15 @@ const char* cuda_elementwise_packed_kernel(ElementwiseFamily family, DType t, st
   return nullptr;
 }
 
+const char* hip_elementwise_packed_kernel(ElementwiseFamily family, DType t, std::int32_t vec16) {
+  if (!vec16 || (t != DType::f16 && t != DType::bf16)) return nullptr;
+  const bool b = t == DType::bf16;
+  switch (family) {
+    case ElementwiseFamily::binary: return nullptr;
+    case ElementwiseFamily::unary: return b ? "hal_unary_packed_bf16" : "hal_unary_packed_f16";
+    case ElementwiseFamily::swiglu: return b ? "hal_swiglu_packed_bf16" : "hal_swiglu_packed_f16";
+  }
+  return nullptr;
+}
+
 }  // namespace hal::gpu

@@ -1,10 +1,10 @@
 #pragma once
 // The 16-bit "packed" kernel variants of issue 24 (softmax, layernorm /
-// rmsnorm, unary, swiglu, binary on CUDA) and the layout rewrite they rely
+// rmsnorm, unary, swiglu, binary on CUDA; unary, swiglu on HIP) and the layout rewrite they rely
 // on, decided on the host. Host-only C++, unit-tested on the CPU
 // (tests/unit/gpu_rows_variants_test.cpp).
 //
-// The variants have never run on a GPU: the CUDA launchers take them only
+// The variants have never run on a GPU: the launchers take them only
 // with HAL_GPU_UNVERIFIED=1 (backends/gpu/unverified.h) and keep the verified
 // kernels otherwise; every function here answers nullptr where a variant
 // does not apply, and the launcher then runs the verified kernel.
@@ -33,5 +33,8 @@ const char* cuda_norm_reg16_kernel(const kernel_params::NormParams& p);
 // of dtype f16 / bf16.
 enum class ElementwiseFamily { binary, unary, swiglu };
 const char* cuda_elementwise_packed_kernel(ElementwiseFamily family, DType t, std::int32_t vec16);
+// HIP's (hip/kernels/elementwise.hip): hal_unary_packed_<dtype>, hal_swiglu_packed_<dtype>
+// (no binary variant: nullptr).
+const char* hip_elementwise_packed_kernel(ElementwiseFamily family, DType t, std::int32_t vec16);
 
 }  // namespace hal::gpu

@@ -199,6 +199,14 @@ TEST(GpuRowsVariants, ElementwisePackedKernelsFor16BitVectorCalls) {
   EXPECT_EQ(gpu::cuda_elementwise_packed_kernel(ElementwiseFamily::unary, DType::bf16, 0), nullptr);
   EXPECT_EQ(gpu::cuda_elementwise_packed_kernel(ElementwiseFamily::unary, DType::f32, 1), nullptr);
   EXPECT_EQ(gpu::cuda_elementwise_packed_kernel(ElementwiseFamily::swiglu, DType::f8e4m3, 1), nullptr);
+  // HIP: unary and swiglu only.
+  EXPECT_EQ(std::string(gpu::hip_elementwise_packed_kernel(ElementwiseFamily::unary, DType::f16, 1)),
+            "hal_unary_packed_f16");
+  EXPECT_EQ(std::string(gpu::hip_elementwise_packed_kernel(ElementwiseFamily::swiglu, DType::bf16, 1)),
+            "hal_swiglu_packed_bf16");
+  EXPECT_EQ(gpu::hip_elementwise_packed_kernel(ElementwiseFamily::binary, DType::bf16, 1), nullptr);
+  EXPECT_EQ(gpu::hip_elementwise_packed_kernel(ElementwiseFamily::unary, DType::bf16, 0), nullptr);
+  EXPECT_EQ(gpu::hip_elementwise_packed_kernel(ElementwiseFamily::unary, DType::f32, 1), nullptr);
 }
 
 }  // namespace hal::gpu_test
