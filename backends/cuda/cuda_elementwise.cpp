@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_kernel_args.h"
 #include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
 #include "backends/gpu/rows_variants.h"
 #include "backends/gpu/unverified.h"
@@ -35,7 +36,8 @@ LaunchShape packed_shape(std::int64_t n, int sm_count) {
   s.block[0] = ptx::kPackedBlockThreads;
   const std::int64_t chunks = n / 8 + 1;
   const std::int64_t blocks = (chunks + ptx::kPackedBlockThreads - 1) / ptx::kPackedBlockThreads;
-  s.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(blocks, std::max(1, sm_count) * std::int64_t{ptx::kPackedBlocksPerSm}));
+  const std::int64_t resident = std::int64_t{std::max(1, sm_count)} * ptx::kPackedBlocksPerSm;
+  s.grid[0] = static_cast<unsigned>(std::min(blocks, resident));
   return s;
 }
 
@@ -44,8 +46,9 @@ void launch_elementwise(CudaStream& s, gpu::ElementwiseFamily family, const char
                         const char* strided_name, DType t, const Params& p) {
   if (p.n == 0) return;
   // The 16-bit packed variant (issue 24), never run: only when asked for.
-  if (const char* packed = gpu::unverified_kernels_enabled() ? gpu::cuda_elementwise_packed_kernel(family, t, p.vec16)
-                                                             : nullptr) {
+  // HAL_CUDA_DISABLE=elementwise_packed turns it off again (A/B runs).
+  const bool packed_on = gpu::unverified_kernels_enabled() && path_enabled("elementwise_packed");
+  if (const char* packed = packed_on ? gpu::cuda_elementwise_packed_kernel(family, t, p.vec16) : nullptr) {
     launch(s, packed, packed_shape(p.n, stream_caps(s).sm_count), p);
     return;
   }
@@ -60,7 +63,8 @@ void launch_elementwise(CudaStream& s, gpu::ElementwiseFamily family, const char
 
 void run_binary(CudaStream& s, const BinaryCall& call) {
   static const char* const names[3] = {"binary_contig_f32", "binary_contig_f16", "binary_contig_bf16"};
-  launch_elementwise(s, gpu::ElementwiseFamily::binary, names, "binary_strided", call.y.dtype, gpu::binary_params(call));
+  launch_elementwise(s, gpu::ElementwiseFamily::binary, names, "binary_strided", call.y.dtype,
+                     gpu::binary_params(call));
 }
 
 void run_unary(CudaStream& s, const UnaryCall& call) {
@@ -70,7 +74,8 @@ void run_unary(CudaStream& s, const UnaryCall& call) {
 
 void run_swiglu(CudaStream& s, const SwigluCall& call) {
   static const char* const names[3] = {"swiglu_contig_f32", "swiglu_contig_f16", "swiglu_contig_bf16"};
-  launch_elementwise(s, gpu::ElementwiseFamily::swiglu, names, "swiglu_strided", call.y.dtype, gpu::swiglu_params(call));
+  launch_elementwise(s, gpu::ElementwiseFamily::swiglu, names, "swiglu_strided", call.y.dtype,
+                     gpu::swiglu_params(call));
 }
 
 }  // namespace hal::cuda

@@ -7,7 +7,9 @@ namespace {
 
 using kernel_params::RowsLayout;
 
-bool is16(std::int32_t t) { return t == static_cast<std::int32_t>(DType::f16) || t == static_cast<std::int32_t>(DType::bf16); }
+bool is16(std::int32_t t) {
+  return t == static_cast<std::int32_t>(DType::f16) || t == static_cast<std::int32_t>(DType::bf16);
+}
 bool is_bf16(std::int32_t t) { return t == static_cast<std::int32_t>(DType::bf16); }
 
 // Index of a row group's kernel: 64, 128, 256 threads -> 0, 1, 2; -1 otherwise.
