@@ -22,9 +22,11 @@ when an MFMA kernel (gemm_mfma_*, attention_flash_*, gemm_fp8_mfma_*) lacks
 v_mfma instructions on any target, when either family is missing, when a
 FNUZ fp8 GEMM kernel (gemm_fp8_mfma_fnuz_*) lacks the fp8 MFMA
 (v_mfma_*_fp8_* / *_bf8_*) on a gfx94x target or is missing there, when a
-vectorised row kernel (hal_softmax, hal_norm, hal_reduce: the 16-byte row
-path) lacks global_load_dwordx4 on any target or is missing, or when a
-target is missing from a bundle.
+vectorised row kernel (hal_softmax, hal_norm, hal_reduce and the 16-bit
+hal_softmax_vec16_2b, hal_norm_vec16_2b: the 16-byte row path) or 16-bit
+packed elementwise kernel (hal_unary_packed_*, hal_swiglu_packed_*) lacks
+global_load_dwordx4 on any target or is missing, or when a target is
+missing from a bundle.
 """
 import json
 import os
@@ -41,7 +43,9 @@ FP8_MFMA_TARGET = re.compile(r"^gfx94[0-9]")
 FP8_MFMA_MNEMONIC = re.compile(r"v_mfma_f32_\w+_(fp8|bf8)_(fp8|bf8)")
 MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_")
 # Row kernels with a 16-byte vector path (hip/kernels/rows_*.hip, x_vec16).
-DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce")
+DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce", "hal_softmax_vec16_2b", "hal_norm_vec16_2b",
+                    "hal_unary_packed_bf16", "hal_unary_packed_f16", "hal_swiglu_packed_bf16",
+                    "hal_swiglu_packed_f16")
 CU_LDS_BYTES = 65536
 SIMDS_PER_CU = 4
 SIMD_VGPRS = 512

@@ -13,6 +13,8 @@
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
+#include "backends/gpu/rows_variants.h"
+#include "backends/gpu/unverified.h"
 #include "hal/error.h"
 #include "ptx/kernels/rows_geometry.h"
 
@@ -73,6 +75,10 @@ const char* register_rows_kernel(RegRowKernels& kernels, int threads_per_row) {
   return kernels[threads_per_row == 64 ? 0 : threads_per_row == 128 ? 1 : 2];
 }
 
+// The 16-bit packed rows_reg variants (issue 24) have never run: only with
+// HAL_GPU_UNVERIFIED=1; HAL_CUDA_DISABLE=rows_reg16 turns them off again (A/B runs).
+bool packed_rows_enabled() { return gpu::unverified_kernels_enabled() && path_enabled("rows_reg16"); }
+
 }  // namespace
 
 void run_softmax(CudaStream& s, const SoftmaxCall& call) {
@@ -81,6 +87,12 @@ void run_softmax(CudaStream& s, const SoftmaxCall& call) {
   p.layout.cuda_threads_per_row = threads_per_row(p.layout);
   if (use_register_rows(p.layout)) {
     p.layout = with_register_row_group(p.layout, call.x.dtype);
+    // The 16-bit packed variant (issue 24), never run: only when asked for.
+    if (const char* packed = packed_rows_enabled() ? gpu::cuda_softmax_reg16_kernel(p) : nullptr) {
+      p.layout = gpu::merge_outer_dims(p.layout, p.causal != 0);
+      launch(s, packed, rows_launch(p.layout), p);
+      return;
+    }
     launch(s, register_rows_kernel(kSoftmaxRegKernels, p.layout.cuda_threads_per_row), rows_launch(p.layout), p);
     return;
   }
@@ -93,6 +105,11 @@ void run_norm(CudaStream& s, const NormCall& call) {
   p.layout.cuda_threads_per_row = threads_per_row(p.layout);
   if (use_register_rows(p.layout)) {
     p.layout = with_register_row_group(p.layout, call.x.dtype);
+    if (const char* packed = packed_rows_enabled() ? gpu::cuda_norm_reg16_kernel(p) : nullptr) {
+      p.layout = gpu::merge_outer_dims(p.layout, false);
+      launch(s, packed, rows_launch(p.layout), p);
+      return;
+    }
     launch(s, register_rows_kernel(kNormRegKernels, p.layout.cuda_threads_per_row), rows_launch(p.layout), p);
     return;
   }

@@ -112,3 +112,13 @@ extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm(NormParams p)
     }
   }
 }
+
+// 16-bit rows on the vector path only (x_vec16, 2-byte x; never run:
+// HAL_GPU_UNVERIFIED=1, backends/hip/hip_rows.cpp): hal_norm's row code for
+// those rows without its f32 and strided paths (hal_norm spills 57 SGPRs
+// into VGPR lanes on gfx90a, 85 on gfx940).
+extern "C" __global__ __launch_bounds__(kRowThreads) void hal_norm_vec16_2b(NormParams p) {
+  __shared__ float scratch[kRowWaves];
+  const RowsLayout& l = p.layout;
+  for (int64_t r = blockIdx.x; r < l.rows; r += gridDim.x) norm_row_vec16<2>(p, row_offsets(l, r), scratch);
+}

@@ -147,3 +147,20 @@ extern "C" __global__ __launch_bounds__(kRowThreads) void hal_softmax(SoftmaxPar
     }
   }
 }
+
+// 16-bit rows on the vector path only (x_vec16, 2-byte x; never run:
+// HAL_GPU_UNVERIFIED=1, backends/hip/hip_rows.cpp): the same row code as
+// hal_softmax's for those rows, without the f32 and strided paths, whose
+// uniform values hal_softmax keeps in SGPRs next to these (30 SGPRs spilled
+// into VGPR lanes on gfx90a, 32 on gfx940).
+extern "C" __global__ __launch_bounds__(kRowThreads) void hal_softmax_vec16_2b(SoftmaxParams p) {
+  __shared__ MaxSum max_sum_scratch[kRowWaves];
+  const RowsLayout& l = p.layout;
+  for (int64_t r = blockIdx.x; r < l.rows; r += gridDim.x) {
+    const RowOffsets o = row_offsets(l, r);
+    int64_t limit = l.cols - 1;
+    if (p.causal) limit = o.last_coord + (l.cols - l.outer_shape[l.outer_rank - 1]);
+    const int64_t valid = limit + 1 < l.cols ? (limit + 1 > 0 ? limit + 1 : 0) : l.cols;
+    softmax_row_vec16<2>(p, o, valid, max_sum_scratch);
+  }
+}

@@ -17,7 +17,9 @@
 #include "kernel_params/elementwise.h"
 #include "ptx/activation.cuh"
 #include "ptx/element.cuh"
+#include "ptx/kernels/elementwise_geometry.h"
 #include "ptx/ld_st.cuh"
+#include "ptx/packed16.cuh"
 
 namespace hal::ptx {
 using namespace hal::kernel_params;
@@ -185,6 +187,117 @@ __device__ void swiglu_contig(const SwigluParams& p) {
   contiguous_map<T, 2>(p.gate, p.up, p.y, p.n, [](float g, float u) { return swiglu_op(g, u); });
 }
 
+// --- 16-bit packed variant (never run: HAL_GPU_UNVERIFIED=1) -------------
+// contiguous_map for bf16 / f16 with the instructions per element cut (issue
+// 24: bf16 gelu / silu issue-bound below 66% of copy bandwidth on the H200):
+// two values converted per instruction (ptx/packed16.cuh) instead of one
+// conversion and a PRMT each, and a grid that is resident at once
+// (ptx/kernels/elementwise_geometry.h). One rounding per output, as the
+// verified kernels; the math per element is the op's, with the cheaper
+// forms of unary_op_rcp below where the accuracy contract allows them.
+template <class E, int In, class F>
+__device__ __forceinline__ void contiguous_map_packed(const void* in0, const void* in1, void* out, int64_t n, F f) {
+  // Two chunks per operand per step, both loads issued first (as the verified
+  // kernels): with 4 resident blocks of 256 per SM that is 32-64 KiB in flight
+  // per SM, above what the H200's bandwidth-latency product needs (~22 KiB).
+  // Four per step (unary) spilled at 40 registers (6 blocks per SM).
+  constexpr int kUnroll = 2;
+  const int64_t chunks = n / 8, stride = grid_threads();
+  const L2Policy stream = l2_evict_first();
+  const Bits128* x0p = static_cast<const Bits128*>(in0);
+  const Bits128* x1p = static_cast<const Bits128*>(in1);
+  Bits128* yp = static_cast<Bits128*>(out);
+  const auto compute = [&](const Bits128& a, const Bits128& b) {
+    const uint32_t wa[4] = {a.x, a.y, a.z, a.w};
+    const uint32_t wb[4] = {b.x, b.y, b.z, b.w};
+    uint32_t wy[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float lo = f(Packed16<E>::lo(wa[k]), In == 2 ? Packed16<E>::lo(wb[k]) : 0.0f);
+      const float hi = f(Packed16<E>::hi(wa[k]), In == 2 ? Packed16<E>::hi(wb[k]) : 0.0f);
+      wy[k] = Packed16<E>::pack(lo, hi);
+    }
+    return Bits128{wy[0], wy[1], wy[2], wy[3]};
+  };
+  int64_t c = global_thread();
+  for (; c + (kUnroll - 1) * stride < chunks; c += kUnroll * stride) {
+    Bits128 a[kUnroll], b[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      a[u] = ld_nc_v4(x0p + c + u * stride, stream);
+      if constexpr (In == 2) b[u] = ld_nc_v4(x1p + c + u * stride, stream);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) st_v4(yp + c + u * stride, compute(a[u], In == 2 ? b[u] : a[u]));
+  }
+  for (; c < chunks; c += stride) {
+    const Bits128 a = ld_nc_v4(x0p + c, stream);
+    const Bits128 b = In == 2 ? ld_nc_v4(x1p + c, stream) : a;
+    st_v4(yp + c, compute(a, b));
+  }
+  const E* x0e = static_cast<const E*>(in0);
+  const E* x1e = static_cast<const E*>(in1);
+  E* ye = static_cast<E*>(out);
+  for (int64_t i = chunks * 8 + global_thread(); i < n; i += stride) {
+    const float a = Storage<E>::load(x0e[i]);
+    const float b = In == 2 ? Storage<E>::load(x1e[i]) : 0.0f;
+    ye[i] = Storage<E>::store(f(a, b));
+  }
+}
+
+// unary_op with sigmoid, gelu_tanh and silu through rcp.approx, gelu through
+// 1 + erf (ptx/activation.cuh).
+__device__ __forceinline__ float unary_op_rcp(int op, float x) {
+  switch (op) {
+    case 7: return sigmoid_rcp(x);
+    case 9: return gelu_erf_sum(x);
+    case 10: return gelu_tanh_rcp(x);
+    case 11: return silu_rcp(x);
+  }
+  return unary_op(op, x);
+}
+
+template <class E, int Op>
+__device__ void unary_packed_op(const UnaryParams& p) {
+  contiguous_map_packed<E, 1>(p.x, nullptr, p.y, p.n, [](float a, float) { return unary_op_rcp(Op, a); });
+}
+template <class E>
+__device__ void unary_packed(const UnaryParams& p) {
+  switch (p.op) {
+    case 0: return unary_packed_op<E, 0>(p);
+    case 1: return unary_packed_op<E, 1>(p);
+    case 2: return unary_packed_op<E, 2>(p);
+    case 3: return unary_packed_op<E, 3>(p);
+    case 4: return unary_packed_op<E, 4>(p);
+    case 5: return unary_packed_op<E, 5>(p);
+    case 6: return unary_packed_op<E, 6>(p);
+    case 7: return unary_packed_op<E, 7>(p);
+    case 8: return unary_packed_op<E, 8>(p);
+    case 9: return unary_packed_op<E, 9>(p);
+    case 10: return unary_packed_op<E, 10>(p);
+    case 11: return unary_packed_op<E, 11>(p);
+  }
+}
+template <class E>
+__device__ void swiglu_packed(const SwigluParams& p) {
+  contiguous_map_packed<E, 2>(p.gate, p.up, p.y, p.n, [](float g, float u) { return silu_rcp(g) * u; });
+}
+template <class E, int Op>
+__device__ void binary_packed_op(const BinaryParams& p) {
+  contiguous_map_packed<E, 2>(p.a, p.b, p.y, p.n, [](float a, float b) { return binary_op(Op, a, b); });
+}
+template <class E>
+__device__ void binary_packed(const BinaryParams& p) {
+  switch (p.op) {
+    case 0: return binary_packed_op<E, 0>(p);
+    case 1: return binary_packed_op<E, 1>(p);
+    case 2: return binary_packed_op<E, 2>(p);
+    case 3: return binary_packed_op<E, 3>(p);
+    case 4: return binary_packed_op<E, 4>(p);
+    case 5: return binary_packed_op<E, 5>(p);
+  }
+}
+
 }  // namespace
 }  // namespace hal::ptx
 
@@ -228,3 +341,14 @@ extern "C" __global__ void swiglu_strided(const SwigluParams p) {
     store_from_float(p.y, t, strided_offset(p.shape, p.y_strides, i), swiglu_op(g, u));
   }
 }
+
+// The 16-bit packed variant (HAL_GPU_UNVERIFIED=1; backends/gpu/rows_variants.h names them).
+#define HAL_PACKED_KERNEL(name, Params, body) \
+  extern "C" __global__ void __launch_bounds__(kPackedBlockThreads, kPackedBlocksPerSm) name(const Params p) { body; }
+HAL_PACKED_KERNEL(binary_packed_f16, BinaryParams, binary_packed<__half>(p))
+HAL_PACKED_KERNEL(binary_packed_bf16, BinaryParams, binary_packed<__nv_bfloat16>(p))
+HAL_PACKED_KERNEL(unary_packed_f16, UnaryParams, unary_packed<__half>(p))
+HAL_PACKED_KERNEL(unary_packed_bf16, UnaryParams, unary_packed<__nv_bfloat16>(p))
+HAL_PACKED_KERNEL(swiglu_packed_f16, SwigluParams, swiglu_packed<__half>(p))
+HAL_PACKED_KERNEL(swiglu_packed_bf16, SwigluParams, swiglu_packed<__nv_bfloat16>(p))
+#undef HAL_PACKED_KERNEL

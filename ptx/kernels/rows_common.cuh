@@ -58,6 +58,31 @@ __device__ __forceinline__ RowOffsets row_offsets(const RowsLayout& L, int64_t r
   return o;
 }
 
+// row_offsets with the common shapes' index arithmetic cut down (the 16-bit
+// rows_reg kernels, which the launcher gives layouts whose mergeable outer
+// dims are merged, backends/gpu/rows_variants.h): one outer dim needs no
+// division, two need one 32-bit division when the rows fit (a 64-bit
+// division is a call of ~70 instructions per thread, a few per element of
+// a 4096-wide 16-bit row spread over 128 threads); anything else as above.
+__device__ __forceinline__ RowOffsets row_offsets_fast(const RowsLayout& L, int64_t row) {
+  RowOffsets o;
+  if (L.outer_rank == 1) {
+    o.last_coord = row;
+    o.x = row * L.x_outer_stride[0];
+    o.y = row * L.y_outer_stride[0];
+    return o;
+  }
+  if (L.outer_rank == 2 && L.rows <= 0x7fffffffLL) {
+    const uint32_t r = static_cast<uint32_t>(row), e = static_cast<uint32_t>(L.outer_shape[1]);
+    const uint32_t c0 = r / e, c1 = r - c0 * e;
+    o.last_coord = c1;
+    o.x = static_cast<int64_t>(c0) * L.x_outer_stride[0] + static_cast<int64_t>(c1) * L.x_outer_stride[1];
+    o.y = static_cast<int64_t>(c0) * L.y_outer_stride[0] + static_cast<int64_t>(c1) * L.y_outer_stride[1];
+    return o;
+  }
+  return row_offsets(L, row);
+}
+
 // Loads elements [8*chunk, 8*chunk + 8) of a contiguous, 16-byte-aligned row.
 // Only f32, f16 and bf16 rows are flagged x_vec16 / y_vec16 (kernel_params/rows.h).
 __device__ __forceinline__ void load8(const void* row, ElemType t, int64_t chunk, float v[8]) {

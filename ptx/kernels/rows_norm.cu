@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "ptx/kernels/rows_common.cuh"
+#include "ptx/packed16.cuh"
 
 using namespace hal::ptx;
 using namespace hal::kernel_params;
@@ -144,3 +145,96 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) hal_norm_rows_reg_t64(NormParams p) {
   norm_rows_reg<64>(p);
 }
+
+// --- 16-bit rows in registers, packed (never run: HAL_GPU_UNVERIFIED=1) ----
+// norm_rows_reg for x, y, weight and bias of one 16-bit dtype E, all
+// contiguous and 16-byte aligned (the launcher checks; anything else takes
+// the verified kernels), with the work per element cut (issue 24: bf16
+// rmsnorm / layernorm at 65% / 61% of copy bandwidth, issue-bound):
+// E a compile-time type (no dtype switch per chunk, two conversions per
+// instruction, ptx/packed16.cuh); pass 2 keeps d = x - mean in the
+// registers, so the write is d * rstd then one fma with weight and bias
+// (one rounding fewer than (d * rstd) * w + b, inside docs/accuracy.md's
+// layernorm bound, which charges u32 per product and for the bias add);
+// offsets without 64-bit divisions (row_offsets_fast). Statistics in the
+// verified kernel's order: the same mean and variance bit for bit.
+namespace hal::ptx::rows {
+
+template <class E, int T>
+__device__ __forceinline__ void norm_rows_reg16(const NormParams& p) {
+  __shared__ float scratch[kBlockThreads / 32];
+  const RowsLayout& L = p.layout;
+  const RegRow<T> r = reg_row<T>(L);
+  const RowOffsets o = row_offsets_fast(L, r.row);
+  const uint4* xrow = reinterpret_cast<const uint4*>(static_cast<const E*>(p.x) + o.x);
+  uint4* yrow = reinterpret_cast<uint4*>(static_cast<E*>(p.y) + o.y);
+  const uint4* wrow = static_cast<const uint4*>(p.weight);
+  const uint4* brow = static_cast<const uint4*>(p.bias);
+  const float n = static_cast<float>(L.cols);
+  const auto add = [](float a, float b) { return a + b; };
+
+  float v[kRegChunks][8];
+#pragma unroll
+  for (int k = 0; k < kRegChunks; ++k)
+    if (r.chunk(k) < r.chunks) unpack8<E>(xrow[r.chunk(k)], v[k]);
+
+  float mean = 0.0f;
+  if (!p.rms) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kRegChunks; ++k) {
+      if (r.chunk(k) < r.chunks) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc += v[k][e];
+      }
+    }
+    mean = group_allreduce(acc, T, add, scratch) / n;
+  }
+  float acc = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kRegChunks; ++k) {
+    if (r.chunk(k) < r.chunks) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        v[k][e] -= mean;
+        acc = fmaf(v[k][e], v[k][e], acc);
+      }
+    }
+  }
+  const float var = group_allreduce(acc, T, add, scratch) / n;
+  const float rstd = 1.0f / sqrtf(var + p.eps);
+
+  const bool has_bias = brow != nullptr;
+#pragma unroll
+  for (int k = 0; k < kRegChunks; ++k) {
+    const int32_t c = r.chunk(k);
+    if (c >= r.chunks) continue;
+    float w[8], b[8];
+    unpack8<E>(wrow[c], w);
+    if (has_bias) {
+      unpack8<E>(brow[c], b);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) v[k][e] = fmaf(v[k][e] * rstd, w[e], b[e]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) v[k][e] = (v[k][e] * rstd) * w[e];
+    }
+    yrow[c] = pack8<E>(v[k]);
+  }
+}
+
+}  // namespace hal::ptx::rows
+
+// The kernels of the 16-bit variant, named hal_norm_rows_reg16_<dtype>_t<T>
+// (backends/gpu/rows_variants.h).
+#define HAL_NORM_REG16(name, E, T)                                                     \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) name(NormParams p) { \
+    norm_rows_reg16<E, T>(p);                                                         \
+  }
+HAL_NORM_REG16(hal_norm_rows_reg16_bf16_t64, __nv_bfloat16, 64)
+HAL_NORM_REG16(hal_norm_rows_reg16_bf16_t128, __nv_bfloat16, 128)
+HAL_NORM_REG16(hal_norm_rows_reg16_bf16_t256, __nv_bfloat16, 256)
+HAL_NORM_REG16(hal_norm_rows_reg16_f16_t64, __half, 64)
+HAL_NORM_REG16(hal_norm_rows_reg16_f16_t128, __half, 128)
+HAL_NORM_REG16(hal_norm_rows_reg16_f16_t256, __half, 256)
+#undef HAL_NORM_REG16
