@@ -3,8 +3,10 @@
 
 Write:  cuda_kernel_report.py --out report.json --kernel-file NAME PTXAS_LOG PTX_DIR ...
 Check:  cuda_kernel_report.py --check-spills report.json
-        exits 1 if any kernel whose name contains "gemm" or "attention"
-        spills (spill stores or loads > 0) on any architecture.
+        exits 1 if any kernel whose name contains "gemm", "attention" or
+        "embedding_backward" spills (spill stores or loads > 0) on any
+        architecture, or if a kernel of REQUIRED_KERNELS is missing on an
+        architecture the report holds.
         cuda_kernel_report.py --check-fp8-isa report.json
         exits 1 unless every hal_gemm_fp8_sm90a_* kernel has wgmma, TMA
         (cp.async.bulk.tensor) and setmaxnreg in its sm_90a PTX and
@@ -103,15 +105,30 @@ def write(args):
     return 0
 
 
+# Kernels held to the no-spill rule (by name), and kernels that must be in
+# the report for every architecture it holds (embedding_backward's, never run
+# on a GPU: their build facts are all that checks them).
+NO_SPILL = ("gemm", "attention", "embedding_backward")
+REQUIRED_KERNELS = tuple("hal_embedding_backward_" + n for n in (
+    "check", "keys", "sort_local", "sort_step", "sort_merge", "segments_count", "segments_scan", "segments_write",
+    "accumulate"))
+
+
 def check_spills(path):
     report = json.load(open(path, encoding="utf-8"))
     bad = [k for k in report["kernels"]
-           if ("gemm" in k["kernel"] or "attention" in k["kernel"]) and (k["spill_stores"] or k["spill_loads"])]
+           if any(n in k["kernel"] for n in NO_SPILL) and (k["spill_stores"] or k["spill_loads"])]
     for k in bad:
         print(f"SPILL: {k['kernel']} ({k['arch']}, {k['file']}.cu): {k['spill_stores']} bytes spill stores, "
               f"{k['spill_loads']} bytes spill loads, {k['registers']} registers")
-    print(f"{len(report['kernels'])} kernel/arch entries checked, {len(bad)} hot kernels spill")
-    return 1 if bad else 0
+    archs = sorted({k["arch"] for k in report["kernels"]})
+    have = {(k["kernel"], k["arch"]) for k in report["kernels"]}
+    missing = [(n, a) for n in REQUIRED_KERNELS for a in archs if (n, a) not in have]
+    for n, a in missing:
+        print(f"MISSING: {n} ({a}) is not in the report")
+    print(f"{len(report['kernels'])} kernel/arch entries checked, {len(bad)} hot kernels spill, "
+          f"{len(missing)} required kernel/arch entries missing")
+    return 1 if bad or missing else 0
 
 
 # The fp8 GEMMs' instruction families per (kernel prefix, arch).

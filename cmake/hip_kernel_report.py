@@ -23,7 +23,8 @@ v_mfma instructions on any target, when either family is missing, when a
 FNUZ fp8 GEMM kernel (gemm_fp8_mfma_fnuz_*) lacks the fp8 MFMA
 (v_mfma_*_fp8_* / *_bf8_*) on a gfx94x target or is missing there, when a
 vectorised row kernel (hal_softmax, hal_norm, hal_reduce: the 16-byte row
-path) lacks global_load_dwordx4 on any target or is missing, or when a
+path) lacks global_load_dwordx4 on any target or is missing, when a kernel
+of REQUIRED_KERNELS (embedding_backward's) is missing on a target, or when a
 target is missing from a bundle.
 """
 import json
@@ -42,6 +43,11 @@ FP8_MFMA_MNEMONIC = re.compile(r"v_mfma_f32_\w+_(fp8|bf8)_(fp8|bf8)")
 MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_")
 # Row kernels with a 16-byte vector path (hip/kernels/rows_*.hip, x_vec16).
 DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce")
+# Kernels that must exist on every target (never run on a GPU: the build
+# facts -- present, no scratch, no spills -- are all that checks them).
+REQUIRED_KERNELS = tuple("hal_embedding_backward_" + n for n in (
+    "check", "keys", "sort_local", "sort_step", "sort_merge", "segments_count", "segments_scan", "segments_write",
+    "accumulate"))
 CU_LDS_BYTES = 65536
 SIMDS_PER_CU = 4
 SIMD_VGPRS = 512
@@ -208,7 +214,7 @@ def main():
             if FP8_MFMA_TARGET.match(arch) and not any(
                     FP8_MFMA_REQUIRED.match(k["kernel"]) and k["target"] == arch for k in report["kernels"]):
                 problems.append(f"no gemm_fp8_mfma_fnuz_* kernel for {arch}")
-        for kname in DWORDX4_REQUIRED:
+        for kname in DWORDX4_REQUIRED + REQUIRED_KERNELS:
             for arch in archs:
                 if not any(k["kernel"] == kname and k["target"] == arch for k in report["kernels"]):
                     problems.append(f"{kname} ({arch}): kernel missing from every bundle")
