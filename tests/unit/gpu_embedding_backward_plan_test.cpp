@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/gpu/embedding_backward_plan.h"
+#include "backends/gpu/training_launcher.h"
 #include "hal/dtype.h"
 #include "hal/stream.h"
 #include "ops/training.h"
@@ -31,50 +32,70 @@ static_assert(std::is_trivially_copyable_v<kp::EmbeddingBackwardParams> &&
               "kernel parameter structs must be plain bytes");
 static_assert(sizeof(kp::EmbeddingBackwardParams) <= 4096, "kernel parameters fit the launch limit");
 
-// The sort kernels' work, chunk by chunk and pair by pair, as the plan launches it.
-void host_sort(kp::EmbeddingBackwardParams& p) {
-  const std::int64_t chunk = kp::kEmbeddingSortChunk;
-  auto shared_stages = [&](std::int64_t base, std::int64_t k, std::int64_t j_first) {
-    for (std::int64_t j = j_first; j > 0; j >>= 1)
-      for (std::int64_t q = 0; q < chunk / 2; ++q) {
-        const std::int64_t low = kp::bitonic_low(q, j);
-        kp::bitonic_exchange(p.keys[base + low], p.keys[base + low + j], kp::bitonic_ascending(base + low, k));
-      }
-  };
-  for (const BitonicLaunch& b : bitonic_plan(p.padded)) {
-    switch (b.kind) {
-      case BitonicLaunch::local:
-        for (std::int64_t base = 0; base < p.padded; base += chunk)
-          for (std::int64_t k = 2; k <= chunk; k <<= 1) shared_stages(base, k, k / 2);
-        break;
-      case BitonicLaunch::step:
-        for (std::int64_t q = 0; q < p.padded / 2; ++q) {
-          const std::int64_t low = kp::bitonic_low(q, b.j);
-          kp::bitonic_exchange(p.keys[low], p.keys[low + b.j], kp::bitonic_ascending(low, b.k));
-        }
-        break;
-      case BitonicLaunch::merge:
-        for (std::int64_t base = 0; base < p.padded; base += chunk) shared_stages(base, b.k, chunk / 2);
-        break;
+std::int64_t host_load_id(const kp::EmbeddingBackwardParams& p, std::int64_t pos) {
+  const std::int64_t off = kp::strided_offset(p.ids_shape, p.ids_strides, pos);
+  return p.ids_are_i64 ? static_cast<const std::int64_t*>(p.ids)[off] : static_cast<const std::int32_t*>(p.ids)[off];
+}
+
+// The kernels, one host function each, on the parameters the launcher passes.
+namespace host_kernel {
+
+void check(const kp::EmbeddingBackwardParams& p) {
+  p.check->bad_pos = -1;
+  p.check->bad_value = 0;
+  for (std::int64_t i = 0; i < p.count; ++i) {
+    const std::int64_t id = host_load_id(p, i);
+    if (id < 0 || id >= p.vocab) {
+      p.check->bad_pos = i;
+      p.check->bad_value = id;
+      return;
     }
   }
 }
 
-// segments_count, segments_scan, segments_write: a tile at a time, the
-// threads' items in thread order.
-void host_segments(kp::EmbeddingBackwardParams& p) {
-  const std::int64_t items = kp::kEmbeddingSegmentItems, threads = kp::kEmbeddingBackwardThreads;
-  auto starts = [&](std::int64_t first) {
-    std::int64_t n = 0;
-    for (std::int64_t e = 0; e < items; ++e)
-      if (first + e < p.count && kp::embedding_segment_starts(p.keys, first + e)) ++n;
-    return n;
-  };
+void keys(const kp::EmbeddingBackwardParams& p) {
+  for (std::int64_t i = 0; i < p.padded; ++i)
+    p.keys[i] = i < p.count ? kp::embedding_key(host_load_id(p, i), i) : kp::kEmbeddingPadKey;
+}
+
+void shared_stages(const kp::EmbeddingBackwardParams& p, std::int64_t base, std::int64_t k, std::int64_t j_first) {
+  for (std::int64_t j = j_first; j > 0; j >>= 1)
+    for (std::int64_t q = 0; q < kp::kEmbeddingSortChunk / 2; ++q) {
+      const std::int64_t low = kp::bitonic_low(q, j);
+      kp::bitonic_exchange(p.keys[base + low], p.keys[base + low + j], kp::bitonic_ascending(base + low, k));
+    }
+}
+void sort_local(const kp::EmbeddingBackwardParams& p) {
+  for (std::int64_t base = 0; base < p.padded; base += kp::kEmbeddingSortChunk)
+    for (std::int64_t k = 2; k <= kp::kEmbeddingSortChunk; k <<= 1) shared_stages(p, base, k, k / 2);
+}
+void sort_step(const kp::EmbeddingBackwardParams& p) {
+  for (std::int64_t q = 0; q < p.padded / 2; ++q) {
+    const std::int64_t low = kp::bitonic_low(q, p.sort_j);
+    kp::bitonic_exchange(p.keys[low], p.keys[low + p.sort_j], kp::bitonic_ascending(low, p.sort_k));
+  }
+}
+void sort_merge(const kp::EmbeddingBackwardParams& p) {
+  for (std::int64_t base = 0; base < p.padded; base += kp::kEmbeddingSortChunk)
+    shared_stages(p, base, p.sort_k, kp::kEmbeddingSortChunk / 2);
+}
+
+// The segment kernels a tile at a time, the threads' items in thread order.
+std::int64_t thread_starts(const kp::EmbeddingBackwardParams& p, std::int64_t first) {
+  std::int64_t n = 0;
+  for (std::int64_t e = 0; e < kp::kEmbeddingSegmentItems; ++e)
+    if (first + e < p.count && kp::embedding_segment_starts(p.keys, first + e)) ++n;
+  return n;
+}
+void segments_count(const kp::EmbeddingBackwardParams& p) {
   for (std::int64_t t = 0; t < p.tiles; ++t) {
     std::int64_t n = 0;
-    for (std::int64_t th = 0; th < threads; ++th) n += starts(t * kp::kEmbeddingSegmentTile + th * items);
+    for (std::int64_t th = 0; th < kp::kEmbeddingBackwardThreads; ++th)
+      n += thread_starts(p, t * kp::kEmbeddingSegmentTile + th * kp::kEmbeddingSegmentItems);
     p.tile_counts[t] = n;
   }
+}
+void segments_scan(const kp::EmbeddingBackwardParams& p) {
   std::int64_t carry = 0;
   for (std::int64_t t = 0; t < p.tiles; ++t) {
     p.tile_offsets[t] = carry;
@@ -82,32 +103,16 @@ void host_segments(kp::EmbeddingBackwardParams& p) {
   }
   *p.segments = carry;
   p.segment_begin[carry] = p.count;
+}
+void segments_write(const kp::EmbeddingBackwardParams& p) {
   for (std::int64_t t = 0; t < p.tiles; ++t) {
     std::int64_t at = p.tile_offsets[t];
-    for (std::int64_t th = 0; th < threads; ++th)
-      for (std::int64_t e = 0; e < items; ++e) {
-        const std::int64_t i = t * kp::kEmbeddingSegmentTile + th * items + e;
-        if (i < p.count && kp::embedding_segment_starts(p.keys, i)) p.segment_begin[at++] = i;
-      }
+    for (std::int64_t i = t * kp::kEmbeddingSegmentTile; i < std::min(p.count, (t + 1) * kp::kEmbeddingSegmentTile); ++i)
+      if (kp::embedding_segment_starts(p.keys, i)) p.segment_begin[at++] = i;
   }
 }
 
-std::int64_t host_load_id(const kp::EmbeddingBackwardParams& p, std::int64_t pos) {
-  const std::int64_t off = kp::strided_offset(p.ids_shape, p.ids_strides, pos);
-  return p.ids_are_i64 ? static_cast<const std::int64_t*>(p.ids)[off] : static_cast<const std::int32_t*>(p.ids)[off];
-}
-
-// The whole GPU algorithm on the host, into call.dtable.
-void host_embedding_backward(const EmbeddingBackwardCall& call) {
-  kp::EmbeddingBackwardParams p = embedding_backward_params(call);
-  if (p.count == 0) return;
-  const EmbeddingBackwardScratch layout = embedding_backward_scratch(p.count);
-  std::vector<std::uint64_t> scratch((layout.bytes + 7) / 8);
-  place_embedding_backward_scratch(p, scratch.data());
-  for (std::int64_t i = 0; i < p.padded; ++i)
-    p.keys[i] = i < p.count ? kp::embedding_key(host_load_id(p, i), i) : kp::kEmbeddingPadKey;
-  host_sort(p);
-  host_segments(p);
+void accumulate(const kp::EmbeddingBackwardParams& p) {
   const auto dt = static_cast<DType>(p.dy_type), tt = static_cast<DType>(p.table_type);
   for (std::int64_t k = 0; k < *p.segments; ++k) {
     const std::int64_t begin = p.segment_begin[k], end = p.segment_begin[k + 1];
@@ -122,6 +127,95 @@ void host_embedding_backward(const EmbeddingBackwardCall& call) {
       store_element_f32(p.dtable, tt, at, acc);
     }
   }
+}
+
+}  // namespace host_kernel
+
+void host_sort(kp::EmbeddingBackwardParams& p) {
+  for (const BitonicLaunch& b : bitonic_plan(p.padded)) {
+    p.sort_k = b.k;
+    p.sort_j = b.j;
+    switch (b.kind) {
+      case BitonicLaunch::local: host_kernel::sort_local(p); break;
+      case BitonicLaunch::step: host_kernel::sort_step(p); break;
+      case BitonicLaunch::merge: host_kernel::sort_merge(p); break;
+    }
+  }
+}
+
+// A backend whose "device" is host memory and whose launches run the host
+// kernels above, so gpu::run_embedding_backward itself (its launch order,
+// scratch placement, the check's read-back and error) runs on the CPU.
+namespace fake {
+
+struct Device {
+  std::int64_t live = 0;  // allocations not yet freed
+  void* allocate(std::size_t bytes) {
+    ++live;
+    return ::operator new(bytes);
+  }
+  void deallocate(void* p) {
+    --live;
+    ::operator delete(p);
+  }
+};
+struct Stream {
+  Device dev;
+  std::vector<std::string> launched;
+  int syncs = 0;
+  Device& device() { return dev; }
+  void synchronize() { ++syncs; }
+  void copy(void* dst, const void* src, std::size_t bytes, CopyKind) { std::memcpy(dst, src, bytes); }
+};
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+struct Backend {
+  using Stream = fake::Stream;
+  using LaunchShape = fake::LaunchShape;
+  static constexpr const char* name = "fake";
+  static LaunchShape grid(std::int64_t work, Stream&) {
+    LaunchShape s;
+    s.block[0] = 256;
+    s.grid[0] = static_cast<unsigned>(std::min<std::int64_t>((work + 255) / 256, 1024));
+    return s;
+  }
+};
+
+void launch(Stream& s, const char* kernel, const LaunchShape& shape, const kp::EmbeddingBackwardParams& p) {
+  EXPECT_EQ(shape.block[0], static_cast<unsigned>(kp::kEmbeddingBackwardThreads)) << kernel;
+  EXPECT_GE(shape.grid[0], 1u) << kernel;
+  const std::string k = kernel;
+  s.launched.push_back(k);
+  if (k == "hal_embedding_backward_check") {
+    EXPECT_EQ(shape.grid[0], 1u);
+    host_kernel::check(p);
+  } else if (k == "hal_embedding_backward_keys") host_kernel::keys(p);
+  else if (k == "hal_embedding_backward_sort_local") host_kernel::sort_local(p);
+  else if (k == "hal_embedding_backward_sort_step") host_kernel::sort_step(p);
+  else if (k == "hal_embedding_backward_sort_merge") host_kernel::sort_merge(p);
+  else if (k == "hal_embedding_backward_segments_count") host_kernel::segments_count(p);
+  else if (k == "hal_embedding_backward_segments_scan") {
+    EXPECT_EQ(shape.grid[0], 1u);
+    host_kernel::segments_scan(p);
+  } else if (k == "hal_embedding_backward_segments_write") host_kernel::segments_write(p);
+  else if (k == "hal_embedding_backward_accumulate") {
+    // The grid covers every column; its x axis grid-strides over the segments.
+    EXPECT_GE(static_cast<std::int64_t>(shape.grid[1]) * p.group_width, p.dim);
+    host_kernel::accumulate(p);
+  } else ADD_FAILURE() << "unknown kernel " << k;
+}
+
+}  // namespace fake
+
+// The whole GPU launcher on the fake backend, into call.dtable.
+fake::Stream host_embedding_backward(const EmbeddingBackwardCall& call) {
+  fake::Stream s;
+  run_embedding_backward<fake::Backend>(s, call);
+  EXPECT_EQ(s.dev.live, 0) << "scratch not freed";
+  return s;
 }
 
 TEST(GpuEmbeddingBackwardPlan, TheBitonicPlanSortsAnyCountLikeStdSort) {
@@ -298,10 +392,47 @@ TEST(GpuEmbeddingBackwardPlan, HostModelMatchesCpuRefBitForBit) {
       hal::ops::embedding_backward(s, call.ids, call.dy, call.dtable);
       s.synchronize();
     }
-    host_embedding_backward(make_call(got));
+    const fake::Stream run = host_embedding_backward(make_call(got));
+    ASSERT_FALSE(run.launched.empty());
+    EXPECT_EQ(run.launched.front(), "hal_embedding_backward_check");
+    EXPECT_EQ(run.launched.back(), c.dim > 0 ? "hal_embedding_backward_accumulate" : "hal_embedding_backward_segments_write");
     EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size()), 0) << c.name;
     EXPECT_NE(std::memcmp(want.data(), table0.data(), want.size()), 0) << c.name << ": nothing accumulated";
   }
+}
+
+TEST(GpuEmbeddingBackwardPlan, ABadIdThrowsTheCpusErrorBeforeDtableIsTouched) {
+  std::vector<std::int64_t> ids(3000, 1);
+  ids[2500] = 4;  // the first bad position (vocab 4)
+  ids[2700] = -3;
+  std::vector<float> dy(3000 * 2, 1.0f), table(8, 5.0f);
+  EmbeddingBackwardCall call;
+  call.ids = Tensor::contiguous(ids.data(), nullptr, DType::i64, Shape{3000});
+  call.dy = Tensor::contiguous(dy.data(), nullptr, DType::f32, Shape{3000, 2});
+  call.dtable = Tensor::contiguous(table.data(), nullptr, DType::f32, Shape{4, 2});
+  fake::Stream s;
+  std::string message;
+  try {
+    run_embedding_backward<fake::Backend>(s, call);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    message = e.what();
+  }
+  EXPECT_NE(message.find("embedding_backward"), std::string::npos) << message;
+  EXPECT_NE(message.find("4 at position 2500"), std::string::npos) << message;
+  EXPECT_EQ(table, std::vector<float>(8, 5.0f));
+  EXPECT_EQ(std::count(s.launched.begin(), s.launched.end(), "hal_embedding_backward_accumulate"), 0);
+  EXPECT_EQ(s.dev.live, 0) << "scratch not freed on the error path";
+}
+
+TEST(GpuEmbeddingBackwardPlan, NoIdsLaunchNothing) {
+  std::vector<float> table(8, 5.0f);
+  EmbeddingBackwardCall call;
+  call.ids = Tensor::contiguous(nullptr, nullptr, DType::i32, Shape{0});
+  call.dy = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{0, 2});
+  call.dtable = Tensor::contiguous(table.data(), nullptr, DType::f32, Shape{4, 2});
+  const fake::Stream s = host_embedding_backward(call);
+  EXPECT_TRUE(s.launched.empty());
 }
 
 }  // namespace hal::gpu_test
