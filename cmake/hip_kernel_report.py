@@ -25,8 +25,9 @@ FNUZ fp8 GEMM kernel (gemm_fp8_mfma_fnuz_*) lacks the fp8 MFMA
 vectorised row kernel (hal_softmax, hal_norm, hal_reduce and the 16-bit
 hal_softmax_vec16_2b, hal_norm_vec16_2b: the 16-byte row path) or 16-bit
 packed elementwise kernel (hal_unary_packed_*, hal_swiglu_packed_*) lacks
-global_load_dwordx4 on any target or is missing, or when a target is
-missing from a bundle.
+global_load_dwordx4 on any target or is missing, when a kernel of
+REQUIRED_KERNELS (embedding_backward's) is missing on a target, or when a
+target is missing from a bundle.
 """
 import json
 import os
@@ -46,6 +47,11 @@ MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_")
 DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce", "hal_softmax_vec16_2b", "hal_norm_vec16_2b",
                     "hal_unary_packed_bf16", "hal_unary_packed_f16", "hal_swiglu_packed_bf16",
                     "hal_swiglu_packed_f16")
+# Kernels that must exist on every target (never run on a GPU: the build
+# facts -- present, no scratch, no spills -- are all that checks them).
+REQUIRED_KERNELS = tuple("hal_embedding_backward_" + n for n in (
+    "check", "keys", "sort_local", "sort_step", "sort_merge", "segments_count", "segments_scan", "segments_write",
+    "accumulate"))
 CU_LDS_BYTES = 65536
 SIMDS_PER_CU = 4
 SIMD_VGPRS = 512
@@ -212,7 +218,7 @@ def main():
             if FP8_MFMA_TARGET.match(arch) and not any(
                     FP8_MFMA_REQUIRED.match(k["kernel"]) and k["target"] == arch for k in report["kernels"]):
                 problems.append(f"no gemm_fp8_mfma_fnuz_* kernel for {arch}")
-        for kname in DWORDX4_REQUIRED:
+        for kname in DWORDX4_REQUIRED + REQUIRED_KERNELS:
             for arch in archs:
                 if not any(k["kernel"] == kname and k["target"] == arch for k in report["kernels"]):
                     problems.append(f"{kname} ({arch}): kernel missing from every bundle")

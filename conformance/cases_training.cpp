@@ -4,7 +4,7 @@
 // values, swiglu backward, cross_entropy (every reduction, ignore_index,
 // label smoothing, V = 128256, i64 targets, all rows ignored, NaN and Inf
 // logits), embedding_backward (repeated ids, one id for every position, an
-// f32 table for 16-bit gradients), adamw_step (first and later steps, a
+// f32 table for 16-bit gradients, 5000 positions), adamw_step (first and later steps, a
 // master copy for 16-bit params), global_norm (several tensors, several
 // chunks), rope_backward (neox / gptj, partial, inv_freq), attention_backward
 // (causal, grouped-query, sq != sk, decode, a NaN gradient). Shapes are kept
@@ -155,6 +155,9 @@ void add_training(std::vector<Case>& out) {
     embedding_backward("repeated_i32_3x41", dt, DType::i32, {3, 41}, integers(0, 50));
     embedding_backward("i64_17", dt, DType::i64, {17}, integers(0, 50));
     embedding_backward("one_id_64", dt, DType::i32, {64}, integers(7, 8));  // 64 rows into row 7, in order
+    // Past one 2048-key sort chunk and one 2048-index segment tile: the GPU
+    // kernels' global bitonic stages and multi-tile segment scan.
+    embedding_backward("many_i32_5000", dt, DType::i32, {5000}, integers(0, 50));
     if (dt != DType::f32) embedding_backward("f32_table_2x33", DType::f32, DType::i32, {2, 33}, integers(0, 50));
 
     auto adamw = [&](std::string cls, std::int64_t n, std::int64_t step, float lr, float wd) {

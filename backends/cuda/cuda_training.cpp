@@ -1,5 +1,5 @@
-// Launchers of the training ops (ptx/kernels/training_*.cu and, for
-// rope_backward, rows_rope.cu): the shared GPU launchers
+// Launchers of the training ops (ptx/kernels/training_*.cu, for
+// embedding_backward embedding_backward.cu and for rope_backward rows_rope.cu): the shared GPU launchers
 // (backends/gpu/training_launcher.h) on Cuda's streams and grids.
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_kernel_args.h"
@@ -30,5 +30,8 @@ void run_rope_backward(CudaStream& s, const RopeBackwardCall& c) { gpu::run_rope
 void run_adamw(CudaStream& s, const AdamwCall& c) { gpu::run_adamw<CudaTraining>(s, c); }
 void run_global_norm(CudaStream& s, const GlobalNormCall& c) { gpu::run_global_norm<CudaTraining>(s, c); }
 void run_cross_entropy(CudaStream& s, const CrossEntropyCall& c) { gpu::run_cross_entropy<CudaTraining>(s, c); }
+void run_embedding_backward(CudaStream& s, const EmbeddingBackwardCall& c) {
+  gpu::run_embedding_backward<CudaTraining>(s, c);
+}
 
 }  // namespace hal::cuda

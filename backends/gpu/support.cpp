@@ -68,6 +68,10 @@ Support training_support(std::string_view backend, const OpCall& call) {
           for (const Tensor& x : c.xs)
             if (!is_compute_float(x.dtype)) return no(backend, call, x.dtype);
           return unverified(backend, c.y.dtype == DType::f32, call, c.y.dtype);
+        } else if constexpr (std::is_same_v<T, EmbeddingBackwardCall>) {
+          // dy f32/f16/bf16, dtable dy's dtype or f32 (ops/ checked the pair); f64 is the oracle's.
+          if (!is_compute_float(c.dtable.dtype)) return no(backend, call, c.dtable.dtype);
+          return unverified(backend, is_compute_float(c.dy.dtype), call, c.dy.dtype);
         } else {
           return no(backend, call, DType::f64);
         }
@@ -87,7 +91,8 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         else if constexpr (std::is_same_v<T, UnaryBackwardCall> || std::is_same_v<T, SwigluBackwardCall> ||
                            std::is_same_v<T, SoftmaxBackwardCall> || std::is_same_v<T, NormBackwardCall> ||
                            std::is_same_v<T, RopeBackwardCall> || std::is_same_v<T, AdamwCall> ||
-                           std::is_same_v<T, GlobalNormCall> || std::is_same_v<T, CrossEntropyCall>)
+                           std::is_same_v<T, GlobalNormCall> || std::is_same_v<T, CrossEntropyCall> ||
+                           std::is_same_v<T, EmbeddingBackwardCall>)
           return training_support(backend, call);
         else if constexpr (std::is_same_v<T, BinaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
         else if constexpr (std::is_same_v<T, UnaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);

@@ -12,14 +12,13 @@
 
 namespace hal {
 
-// The op calls no GPU kernel implements yet (embedding_backward runs on the
-// CPU only): the support matrix declines them
-// by name, and the dispatch has no launcher to find for them. The other
-// training ops have kernels that compiled but never ran on a GPU: the matrix
+// The op calls no GPU kernel implements yet (attention_backward runs on the
+// CPU only): the support matrix declines them by name, and the dispatch has
+// no launcher to find for them. The other training ops (embedding_backward
+// among them) have kernels that compiled but never ran on a GPU: the matrix
 // declines them unless HAL_GPU_UNVERIFIED=1 (unverified.h).
 template <class Call>
-inline constexpr bool gpu_lacks_kernel_v =
-    std::is_same_v<Call, EmbeddingBackwardCall> || std::is_same_v<Call, AttentionBackwardCall>;
+inline constexpr bool gpu_lacks_kernel_v = std::is_same_v<Call, AttentionBackwardCall>;
 
 Support gpu_supports_call(std::string_view backend, const OpCall& call);
 

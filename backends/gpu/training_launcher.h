@@ -16,6 +16,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backends/gpu/embedding_backward_plan.h"
 #include "backends/gpu/kernel_args.h"
 #include "backends/gpu/training_geometry.h"
 #include "hal/device.h"
@@ -185,6 +186,61 @@ void run_cross_entropy(typename Backend::Stream& s, const CrossEntropyCall& call
     typename Backend::LaunchShape one;
     one.block[0] = kTrainingBlockThreads;
     launch(s, "hal_cross_entropy_reduce", one, r);
+  }
+  scratch.finish();
+}
+
+// embedding_backward (kernel_params/embedding.h EmbeddingBackwardParams; the
+// plan in embedding_backward_plan.h): the id check, the keys, the bitonic
+// sort, the segments -- all queued at once, since none of them uses an id as
+// an address -- then the check's result read back (the stream synchronised):
+// a bad id throws here, before dtable is touched, as the forward embedding's
+// check does. Then the accumulate. Scratch through the device allocator
+// (CallScratch, as the other training ops): keys, tile counts and offsets,
+// segment starts; about 16 bytes per position.
+template <class Backend>
+void run_embedding_backward(typename Backend::Stream& s, const EmbeddingBackwardCall& call) {
+  kernel_params::EmbeddingBackwardParams p = embedding_backward_params(call);
+  if (p.count == 0) return;
+  constexpr const char* op = "embedding_backward";
+  if (p.count >= (std::int64_t{1} << 32)) throw_unsupported(Backend::name, op, "more than 2^32 - 1 ids (the sort key holds a 32-bit position)");
+  if (p.vocab >= (std::int64_t{1} << 32) - 1) throw_unsupported(Backend::name, op, "a table of 2^32 - 1 rows or more (the sort key holds a 32-bit id)");
+  const EmbeddingAccumulateGrid acc = embedding_accumulate_grid(p.count, p.vocab, p.dim);
+  if (acc.y > kEmbeddingMaxGridX) throw_unsupported(Backend::name, op, "rows longer than 65535 * 256 elements");
+  CallScratch<typename Backend::Stream> scratch(s, embedding_backward_scratch(p.count).bytes);
+  place_embedding_backward_scratch(p, scratch.floats());
+
+  typename Backend::LaunchShape one;
+  one.block[0] = kernel_params::kEmbeddingBackwardThreads;
+  launch(s, "hal_embedding_backward_check", one, p);
+  launch(s, "hal_embedding_backward_keys", Backend::grid(p.padded, s), p);
+  const TrainingGrid chunks = one_block_per_item(p.padded / kernel_params::kEmbeddingSortChunk);
+  for (const BitonicLaunch& b : bitonic_plan(p.padded)) {
+    p.sort_k = b.k;
+    p.sort_j = b.j;
+    switch (b.kind) {
+      case BitonicLaunch::local: launch(s, "hal_embedding_backward_sort_local", training_shape<Backend>(chunks), p); break;
+      case BitonicLaunch::step: launch(s, "hal_embedding_backward_sort_step", Backend::grid(p.padded / 2, s), p); break;
+      case BitonicLaunch::merge: launch(s, "hal_embedding_backward_sort_merge", training_shape<Backend>(chunks), p); break;
+    }
+  }
+  const TrainingGrid tiles = one_block_per_item(p.tiles);
+  launch(s, "hal_embedding_backward_segments_count", training_shape<Backend>(tiles), p);
+  launch(s, "hal_embedding_backward_segments_scan", one, p);
+  launch(s, "hal_embedding_backward_segments_write", training_shape<Backend>(tiles), p);
+
+  kernel_params::EmbeddingBackwardCheck check{};
+  s.copy(&check, p.check, sizeof(check), CopyKind::device_to_host);
+  s.synchronize();
+  if (check.bad_pos >= 0)
+    throw_invalid_argument(op, "ids", fmt::format("ids in [0, {})", p.vocab),
+                           fmt::format("{} at position {}", check.bad_value, check.bad_pos));
+  if (p.dim > 0) {
+    typename Backend::LaunchShape shape;
+    shape.block[0] = kernel_params::kEmbeddingBackwardThreads;
+    shape.grid[0] = static_cast<unsigned>(acc.x);
+    shape.grid[1] = static_cast<unsigned>(acc.y);
+    launch(s, "hal_embedding_backward_accumulate", shape, p);
   }
   scratch.finish();
 }

@@ -35,6 +35,7 @@ void run_rope_backward(HipStream& s, const RopeBackwardCall& call);
 void run_adamw(HipStream& s, const AdamwCall& call);
 void run_global_norm(HipStream& s, const GlobalNormCall& call);
 void run_cross_entropy(HipStream& s, const CrossEntropyCall& call);
+void run_embedding_backward(HipStream& s, const EmbeddingBackwardCall& call);
 // Scaled FP8 (hip_fp8.cpp).
 void run_quantize_fp8(HipStream& s, const QuantizeFp8Call& call);
 void run_dequantize_fp8(HipStream& s, const DequantizeFp8Call& call);

@@ -1,5 +1,5 @@
-// Launchers of the training ops (hip/kernels/training_*.hip and, for
-// rope_backward, rows_rope.hip): the shared GPU launchers
+// Launchers of the training ops (hip/kernels/training_*.hip, for
+// embedding_backward embedding_backward.hip and for rope_backward rows_rope.hip): the shared GPU launchers
 // (backends/gpu/training_launcher.h) on Hip's streams and grids.
 #include "backends/hip/hip_device.h"
 #include "backends/hip/hip_kernel_args.h"
@@ -33,5 +33,6 @@ void run_rope_backward(HipStream& s, const RopeBackwardCall& c) { gpu::run_rope_
 void run_adamw(HipStream& s, const AdamwCall& c) { gpu::run_adamw<HipTraining>(s, c); }
 void run_global_norm(HipStream& s, const GlobalNormCall& c) { gpu::run_global_norm<HipTraining>(s, c); }
 void run_cross_entropy(HipStream& s, const CrossEntropyCall& c) { gpu::run_cross_entropy<HipTraining>(s, c); }
+void run_embedding_backward(HipStream& s, const EmbeddingBackwardCall& c) { gpu::run_embedding_backward<HipTraining>(s, c); }
 
 }  // namespace hal::hip

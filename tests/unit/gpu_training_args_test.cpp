@@ -259,6 +259,14 @@ OpCall cross_entropy_call(DType t) {
   c.dlogits = c.logits;
   return c;
 }
+// dy of dtype t into a table of t's dtype (f32 for bf16: the mixed pair ops/ allows).
+OpCall embedding_backward_call(DType t) {
+  EmbeddingBackwardCall c;
+  c.ids = Tensor::contiguous(nullptr, nullptr, DType::i64, Shape{3});
+  c.dy = Tensor::contiguous(nullptr, nullptr, t, Shape{3, 4});
+  c.dtable = Tensor::contiguous(nullptr, nullptr, t == DType::bf16 ? DType::f32 : t, Shape{9, 4});
+  return c;
+}
 OpCall adamw_call(DType t) {
   AdamwCall c;
   c.param = c.grad = Tensor::contiguous(nullptr, nullptr, t, Shape{4});
@@ -268,7 +276,8 @@ OpCall adamw_call(DType t) {
 }
 
 TEST(GpuTrainingSupport, UnverifiedKernelsAreDeclinedUnlessTheSwitchIsOn) {
-  for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call, cross_entropy_call}) {
+  for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call, cross_entropy_call,
+                          embedding_backward_call}) {
     for (DType t : {DType::f32, DType::bf16}) {
       const OpCall call = make(t);
       {
@@ -293,16 +302,16 @@ TEST(GpuTrainingSupport, UnverifiedKernelsAreDeclinedUnlessTheSwitchIsOn) {
 
 TEST(GpuTrainingSupport, TheSwitchNeverAdmitsF64OrOpsWithoutAKernel) {
   UnverifiedSwitch on("1");
-  for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call, cross_entropy_call}) {
+  for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call, cross_entropy_call,
+                          embedding_backward_call}) {
     const Support s = gpu_supports_call("cuda", make(DType::f64));
     EXPECT_FALSE(s.ok);
     EXPECT_NE(s.reason.find("f64"), std::string::npos) << s.reason;
   }
-  EmbeddingBackwardCall eb;
-  eb.ids = Tensor::contiguous(nullptr, nullptr, DType::i64, Shape{3});
-  eb.dy = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{3, 4});
-  eb.dtable = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{9, 4});
-  const Support s = gpu_supports_call("cuda", eb);
+  AttentionBackwardCall ab;
+  ab.q = ab.k = ab.v = ab.y = ab.dy = ab.dq = ab.dk = ab.dv = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{1, 1, 2, 8});
+  ab.lse = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{1, 1, 2});
+  const Support s = gpu_supports_call("cuda", ab);
   EXPECT_FALSE(s.ok);
   EXPECT_NE(s.reason.find("no GPU kernel yet"), std::string::npos) << s.reason;
 }
