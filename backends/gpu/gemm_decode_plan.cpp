@@ -130,10 +130,12 @@ std::vector<float> emulate_decode_gemm(const DecodeGemmPlan& plan, bool cuda, st
           SlotMma mma;
           for (int t = 0; t < lanes; ++t) {
             if (cuda) {
-              const int g = kp::decode_cuda_row(t), q = t % 4;
+              // g, q: the hardware's lane coordinates (PTX ISA); the rows and
+              // K offset the lane loads: the kernel's maps.
+              const int g = t / 4, q = t % 4, row = kp::decode_cuda_row(t);
               const std::int64_t kk = k0 + kp::decode_cuda_k_offset(t);
-              const auto w0 = chunk(b, n, n0 + g, kk), w1 = chunk(b, n, n0 + g + 8, kk);
-              const auto x = chunk(a, m, m0 + g, kk);
+              const auto w0 = chunk(b, n, n0 + row, kk), w1 = chunk(b, n, n0 + row + 8, kk);
+              const auto x = chunk(a, m, m0 + row, kk);
               // a[0] = A[g][2q..], a[1] = A[g+8][2q..], a[2] = A[g][2q+8..], a[3] = A[g+8][2q+8..];
               // instruction `half` takes words 2*half, 2*half + 1 of each chunk.
               for (int e = 0; e < 2; ++e) {
@@ -146,10 +148,10 @@ std::vector<float> emulate_decode_gemm(const DecodeGemmPlan& plan, bool cuda, st
                 mma.b[2 * q + 8 + e][g] = x[4 * half + 2 + e];
               }
             } else {
-              const int r = kp::decode_hip_row(t), q = t / 16;
+              const int r = t % 16, q = t / 16, row = kp::decode_hip_row(t);
               const std::int64_t kk = k0 + kp::decode_hip_k_offset(t);
-              const auto w = chunk(b, n, n0 + r, kk);
-              const auto x = chunk(a, m, m0 + r, kk);
+              const auto w = chunk(b, n, n0 + row, kk);
+              const auto x = chunk(a, m, m0 + row, kk);
               // A: lane l holds A[l%16][4(l/16) + 0..3]; B: B[4(l/16) + 0..3][l%16].
               for (int e = 0; e < 4; ++e) {
                 mma.a[r][4 * q + e] = w[4 * half + e];
@@ -160,14 +162,16 @@ std::vector<float> emulate_decode_gemm(const DecodeGemmPlan& plan, bool cuda, st
           mma.run(d);
         }
       }
-      // Each lane's accumulators to partial(split, 0, m, n), as the kernel stores them.
+      // Each lane's accumulators (register r holds D[...] by the hardware's
+      // layout) to partial(split, 0, m, n) where the kernel's maps store them.
       for (int t = 0; t < lanes; ++t) {
         for (int r = 0; r < 4; ++r) {
+          const float value = cuda ? d[t / 4 + 8 * (r / 2)][2 * (t % 4) + r % 2] : d[4 * (t / 16) + r][t % 16];
           const int nn = cuda ? kp::decode_cuda_acc_n(t, r) : kp::decode_hip_acc_n(t, r);
           const int mm = cuda ? kp::decode_cuda_acc_m(t, r) : kp::decode_hip_acc_m(t);
           const std::int64_t gn = n0 + nn, gm = m0 + mm;
           if (gn < n && gm < m)
-            partial[static_cast<std::size_t>(kp::decode_partial_index(unit.split, 0, gm, gn, 1, m, n))] = d[nn][mm];
+            partial[static_cast<std::size_t>(kp::decode_partial_index(unit.split, 0, gm, gn, 1, m, n))] = value;
         }
       }
     }
