@@ -6,6 +6,7 @@
 // plan, and that pass 2's fixed split order gives the same bits every run.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -13,7 +14,6 @@
 
 #include "backends/gpu/gemm_decode_plan.h"
 #include "backends/gpu/kernel_args.h"
-#include <bit>
 
 namespace hal::gpu_test {
 
@@ -80,6 +80,25 @@ TEST(GpuGemmDecodePlan, QualifiesOnlySmallMWithAlignedKContiguousHalfOperands) {
   p.ab_type = 0;  // f32
   EXPECT_FALSE(gpu::plan_decode_gemm(p, 132, 8, 8).ok);
   EXPECT_FALSE(gpu::plan_decode_gemm(decode_call(4, 64, 12), 132, 8, 8).ok);  // K % 8 != 0
+}
+
+TEST(GpuGemmDecodePlan, TakesModelWeightsStoredNByKFromARealCall) {
+  // The packing of ops::gemm's call (kernel_args.cpp) decides the vec8 flags
+  // the plan reads: A [4, 64] with B stored [32, 64] (trans_b) qualifies,
+  // B stored [64, 32] (N-contiguous) and an unaligned A do not.
+  alignas(16) static std::uint16_t a_storage[4 * 64 + 8], b_storage[32 * 64];
+  GemmCall c;
+  c.a = Tensor::contiguous(a_storage, nullptr, DType::bf16, Shape{4, 64});
+  c.b = Tensor::contiguous(b_storage, nullptr, DType::bf16, Shape{32, 64});
+  c.c = Tensor::contiguous(nullptr, nullptr, DType::bf16, Shape{4, 32});
+  c.trans_b = true;
+  EXPECT_TRUE(gpu::plan_decode_gemm(gpu::gemm_params(c), 132, 8, 8).ok);
+  c.a.offset = 1;
+  EXPECT_FALSE(gpu::plan_decode_gemm(gpu::gemm_params(c), 132, 8, 8).ok);
+  c.a.offset = 0;
+  c.b = Tensor::contiguous(b_storage, nullptr, DType::bf16, Shape{64, 32});
+  c.trans_b = false;
+  EXPECT_FALSE(gpu::plan_decode_gemm(gpu::gemm_params(c), 132, 8, 8).ok);
 }
 
 TEST(GpuGemmDecodePlan, VariantIsThePowerOfTwoOfMTiles) {
