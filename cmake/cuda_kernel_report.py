@@ -19,12 +19,18 @@ Check:  cuda_kernel_report.py --check-spills report.json
         its PTX, no spills and no stack frame, and exactly 168 registers (the
         count its setmaxnreg 24/240 split redistributes: with fewer, the
         consumers' setmaxnreg.inc would wait forever).
+        cuda_kernel_report.py --check-decode-isa report.json
+        exits 1 unless every decode GEMM pass-1 kernel
+        (hal_gemm_decode_<f16|bf16>_m<8|16|32|64>) and hal_gemm_decode_reduce
+        is built for sm_80 and sm_90a, and each pass-1 kernel has mma.sync and
+        16-byte global loads (ld.global...v4) in its PTX.
 
 Registers, spills, shared memory and stack come from the `ptxas -v` log.
 Instruction families are counted in the PTX nvcc generated for each arch
 (PTX_DIR/<name>.compute_XX.ptx, kept by cmake/cuda_run_nvcc.py), per .entry:
 mma (mma.sync), wgmma (wgmma.mma_async), cp.async (not bulk),
-cp.async.bulk.tensor (TMA), ldmatrix, stmatrix, setmaxnreg. PTX counts are
+cp.async.bulk.tensor (TMA), ldmatrix, stmatrix, setmaxnreg, ld.global.v4
+(16-byte global loads). PTX counts are
 static instruction counts before ptxas, and robust without cuobjdump.
 """
 import glob
@@ -41,6 +47,8 @@ FAMILIES = {
     "ldmatrix": r"^\s*ldmatrix\b",
     "stmatrix": r"^\s*stmatrix\b",
     "setmaxnreg": r"^\s*setmaxnreg\b",
+    # 16-byte global loads (any cache qualifiers), predicated or not.
+    "ld.global.v4": r"^\s*(@!?%p\d+\s+)?ld\.global\S*\.v4\.(u32|b32|f32|s32)\b",
 }
 
 
@@ -212,8 +220,34 @@ def check_attention_sm90a(path):
     return 1 if problems else 0
 
 
+DECODE_KERNELS = tuple(f"hal_gemm_decode_{t}_m{m}" for t in ("f16", "bf16") for m in (8, 16, 32, 64))
+
+
+def check_decode_isa(path):
+    report = json.load(open(path, encoding="utf-8"))
+    by_key = {(k["kernel"], k["arch"]): k for k in report["kernels"]}
+    problems = []
+    for arch in ("sm_80", "sm_90a"):
+        if ("hal_gemm_decode_reduce", arch) not in by_key:
+            problems.append(f"hal_gemm_decode_reduce: not built for {arch}")
+        for name in DECODE_KERNELS:
+            k = by_key.get((name, arch))
+            if k is None:
+                problems.append(f"{name}: not built for {arch}")
+                continue
+            for fam in ("mma", "ld.global.v4"):
+                if not (k.get("instructions") or {}).get(fam):
+                    problems.append(f"{name} ({arch}): no {fam} instruction in its PTX")
+    for p in problems:
+        print("FAIL:", p)
+    print(f"decode GEMM ISA check: {len(problems)} problems")
+    return 1 if problems else 0
+
+
 def main():
     a = sys.argv[1:]
+    if len(a) == 2 and a[0] == "--check-decode-isa":
+        return check_decode_isa(a[1])
     if len(a) == 2 and a[0] == "--check-spills":
         return check_spills(a[1])
     if len(a) == 2 and a[0] == "--check-fp8-isa":

@@ -23,8 +23,9 @@ v_mfma instructions on any target, when either family is missing, when a
 FNUZ fp8 GEMM kernel (gemm_fp8_mfma_fnuz_*) lacks the fp8 MFMA
 (v_mfma_*_fp8_* / *_bf8_*) on a gfx94x target or is missing there, when a
 vectorised row kernel (hal_softmax, hal_norm, hal_reduce and the 16-bit
-hal_softmax_vec16_2b, hal_norm_vec16_2b: the 16-byte row path) or 16-bit
-packed elementwise kernel (hal_unary_packed_*, hal_swiglu_packed_*) lacks
+hal_softmax_vec16_2b, hal_norm_vec16_2b: the 16-byte row path), a 16-bit
+packed elementwise kernel (hal_unary_packed_*, hal_swiglu_packed_*) or a
+decode GEMM pass-1 kernel (gemm_decode_<f16|bf16>_m*) lacks
 global_load_dwordx4 on any target or is missing, when a kernel of
 REQUIRED_KERNELS (embedding_backward's) is missing on a target, or when a
 target is missing from a bundle.
@@ -36,13 +37,16 @@ import subprocess
 import sys
 import tempfile
 
-MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_|gemm_fp8_mfma_)")
+MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_|gemm_fp8_mfma_|gemm_decode_(f16|bf16)_)")
 # The FNUZ fp8 GEMM kernels must use the fp8 MFMA on CDNA3 (gfx94x); on
 # gfx90a, which has none, they take the f16 path (hip/kernels/gemm_fp8_mfma.hip).
 FP8_MFMA_REQUIRED = re.compile(r"^gemm_fp8_mfma_fnuz_")
 FP8_MFMA_TARGET = re.compile(r"^gfx94[0-9]")
 FP8_MFMA_MNEMONIC = re.compile(r"v_mfma_f32_\w+_(fp8|bf8)_(fp8|bf8)")
-MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_")
+MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_", "gemm_decode_")
+# The decode GEMM's pass-1 kernels (hip/kernels/gemm_decode.hip) stream the
+# weights in 16-byte loads and nothing else: each must have global_load_dwordx4.
+DWORDX4_PATTERN_REQUIRED = re.compile(r"^gemm_decode_(f16|bf16)_m\d+$")
 # Row kernels with a 16-byte vector path (hip/kernels/rows_*.hip, x_vec16).
 DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce", "hal_softmax_vec16_2b", "hal_norm_vec16_2b",
                     "hal_unary_packed_bf16", "hal_unary_packed_f16", "hal_swiglu_packed_bf16",
@@ -202,7 +206,8 @@ def main():
                     if (FP8_MFMA_REQUIRED.match(kname) and FP8_MFMA_TARGET.match(arch)
                             and entry["fp8_mfma_instructions"] == 0):
                         problems.append(f"{kname} ({arch}): no fp8 v_mfma instruction (v_mfma_*_fp8/bf8_*)")
-                    if kname in DWORDX4_REQUIRED and entry["global_load_dwordx4"] == 0:
+                    if ((kname in DWORDX4_REQUIRED or DWORDX4_PATTERN_REQUIRED.match(kname))
+                            and entry["global_load_dwordx4"] == 0):
                         problems.append(f"{kname} ({arch}): no global_load_dwordx4 (16-byte row path)")
                 if not meta:
                     problems.append(f"{name} ({arch}): no kernel metadata found")
@@ -218,6 +223,9 @@ def main():
             if FP8_MFMA_TARGET.match(arch) and not any(
                     FP8_MFMA_REQUIRED.match(k["kernel"]) and k["target"] == arch for k in report["kernels"]):
                 problems.append(f"no gemm_fp8_mfma_fnuz_* kernel for {arch}")
+        for arch in archs:
+            if not any(DWORDX4_PATTERN_REQUIRED.match(k["kernel"]) and k["target"] == arch for k in report["kernels"]):
+                problems.append(f"no gemm_decode_* kernel for {arch}")
         for kname in DWORDX4_REQUIRED + REQUIRED_KERNELS:
             for arch in archs:
                 if not any(k["kernel"] == kname and k["target"] == arch for k in report["kernels"]):

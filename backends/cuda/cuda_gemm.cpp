@@ -1,4 +1,6 @@
 // Launcher of the GEMM kernels. Picks, per call:
+//   -. hal_gemm_decode_* (cuda_gemm_decode.cpp): M <= 64, f16/bf16 contiguous
+//      along K, split K; only with HAL_GPU_UNVERIFIED=1 (never run yet);
 //   0. hal_gemm_sm90a_<f16|bf16> (cuda_gemm_sm90a.cpp): TMA + wgmma on sm_90
 //      with sm_90a code, A and B contiguous along K (path "wgmma");
 //   1. hal_gemm_sm80_<f16|bf16>: tensor cores (mma.sync), when A and B are
@@ -10,6 +12,7 @@
 // rounding to C's dtype).
 #include <algorithm>
 
+#include "backends/cuda/cuda_gemm_decode.h"
 #include "backends/cuda/cuda_gemm_sm90a.h"
 #include "backends/cuda/cuda_kernel_args.h"
 #include "backends/cuda/cuda_launch.h"
@@ -45,6 +48,7 @@ void run_gemm(CudaStream& s, const GemmCall& call) {
   const Tensor& a = call.a;
   kernel_params::GemmParams p = gpu::gemm_params(call);
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  if (try_gemm_decode(s, call, p)) return;
   if (try_gemm_sm90a(s, call, p)) return;
 
   const CudaDeviceCaps& caps = stream_caps(s);

@@ -25,6 +25,13 @@ CudaStream::CudaStream(CudaDevice& device, CUstream stream, int sm_count, std::s
 
 CudaStream::~CudaStream() {
   const Driver* d = driver();
+  if (workspace_ != nullptr) {
+    try {
+      synchronize();
+    } catch (...) {  // a broken stream: free anyway
+    }
+    device_.deallocate(workspace_);
+  }
   if (stream_ && d && d->cuCtxSetCurrent != nullptr) {
     try {
       device_.make_current();
@@ -59,6 +66,19 @@ void CudaStream::memset(void* dst, int value, std::size_t bytes) {
   device_.make_current();
   check(driver()->cuMemsetD8Async(dptr(dst), static_cast<unsigned char>(value), bytes, stream_), device_.name(),
         fmt::format("cuMemsetD8Async({} bytes)", bytes));
+}
+
+void* CudaStream::workspace(std::size_t bytes) {
+  if (bytes <= workspace_bytes_) return workspace_;
+  if (workspace_ != nullptr) {
+    synchronize();
+    device_.deallocate(workspace_);
+    workspace_ = nullptr;
+    workspace_bytes_ = 0;
+  }
+  workspace_ = device_.allocate(bytes);
+  workspace_bytes_ = bytes;
+  return workspace_;
 }
 
 void CudaStream::synchronize() {

@@ -37,11 +37,19 @@ class CudaStream final : public StreamImpl {
   // what grid sizes are computed from (the persistent GEMM's grid).
   const CudaDeviceCaps& caps() const noexcept { return caps_; }
   void* native_handle() override { return stream_; }
+  // Device scratch of at least `bytes` for this stream's kernels (the decode
+  // GEMM's partial sums), grow-only, freed with the stream. Reusing it without
+  // waiting is safe because the stream is in order: the next call's kernels
+  // start after the previous call's finished. Growing synchronises the stream
+  // first (queued kernels may still read the old block).
+  void* workspace(std::size_t bytes);
 
  private:
   CudaDevice& device_;
   CUstream stream_ = nullptr;
   CudaDeviceCaps caps_;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
   std::shared_ptr<void> owner_;  // declared last: destroyed after the stream
 };
 

@@ -21,6 +21,13 @@ HipStream::HipStream(HipDevice& device, hipStream_t stream, int compute_units, s
 
 HipStream::~HipStream() {
   const Driver* d = driver();
+  if (workspace_ != nullptr) {
+    try {
+      synchronize();
+    } catch (...) {  // a broken stream: free anyway
+    }
+    device_.deallocate(workspace_);
+  }
   if (stream_ && d) {
     try {
       device_.make_current();
@@ -50,6 +57,19 @@ void HipStream::memset(void* dst, int value, std::size_t bytes) {
   device_.make_current();
   check(driver()->hipMemsetAsync(dst, value & 0xFF, bytes, stream_), device_.name(),
         fmt::format("hipMemsetAsync({} bytes)", bytes));
+}
+
+void* HipStream::workspace(std::size_t bytes) {
+  if (bytes <= workspace_bytes_) return workspace_;
+  if (workspace_ != nullptr) {
+    synchronize();
+    device_.deallocate(workspace_);
+    workspace_ = nullptr;
+    workspace_bytes_ = 0;
+  }
+  workspace_ = device_.allocate(bytes);
+  workspace_bytes_ = bytes;
+  return workspace_;
 }
 
 void HipStream::synchronize() {

@@ -37,11 +37,18 @@ class HipStream final : public StreamImpl {
   // The device's caps, with the CUs of this stream's mask when it has one
   // (what grid sizes are computed from).
   const HipDeviceCaps& caps() const noexcept { return caps_; }
+  // Device scratch of at least `bytes` for this stream's kernels (the decode
+  // GEMM's partial sums), grow-only, freed with the stream. Reusing it without
+  // waiting is safe because the stream is in order; growing synchronises the
+  // stream first (queued kernels may still read the old block).
+  void* workspace(std::size_t bytes);
 
  private:
   HipDevice& device_;
   hipStream_t stream_ = nullptr;
   HipDeviceCaps caps_;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
   std::shared_ptr<void> owner_;
 };
 

@@ -26,6 +26,7 @@ std::string_view bench_op_name(BenchOp op) {
     case BenchOp::rmsnorm_backward: return "rmsnorm_backward";
     case BenchOp::layernorm_backward: return "layernorm_backward";
     case BenchOp::adamw: return "adamw";
+    case BenchOp::gemm_decode: return "gemm_decode";
   }
   return "?";
 }
@@ -35,7 +36,7 @@ bool parse_bench_op(std::string_view name, BenchOp& op) {
                     BenchOp::softmax, BenchOp::rmsnorm, BenchOp::layernorm, BenchOp::add, BenchOp::silu, BenchOp::gelu,
                     BenchOp::cast, BenchOp::copy, BenchOp::gemm_fp8, BenchOp::gemm_fp8_grouped,
                     BenchOp::attention_backward, BenchOp::attention_backward_causal, BenchOp::cross_entropy,
-                    BenchOp::rmsnorm_backward, BenchOp::layernorm_backward, BenchOp::adamw}) {
+                    BenchOp::rmsnorm_backward, BenchOp::layernorm_backward, BenchOp::adamw, BenchOp::gemm_decode}) {
     if (bench_op_name(o) == name) {
       op = o;
       return true;
@@ -47,6 +48,7 @@ bool parse_bench_op(std::string_view name, BenchOp& op) {
 std::size_t BenchCase::dims_of(BenchOp op) {
   switch (op) {
     case BenchOp::gemm:
+    case BenchOp::gemm_decode:
     case BenchOp::gemm_fp8: return 3;
     case BenchOp::attention:
     case BenchOp::attention_causal:
@@ -66,6 +68,7 @@ double BenchCase::flops() const {
   const auto d = [&](int i) { return static_cast<double>(dims[static_cast<std::size_t>(i)]); };
   switch (op) {
     case BenchOp::gemm:
+    case BenchOp::gemm_decode:
     case BenchOp::gemm_fp8: return 2.0 * d(0) * d(1) * d(2);
     case BenchOp::gemm_fp8_grouped: return 2.0 * d(0) * d(1) * d(2) * d(3);
     // QK^T and PV: 2 * 2 * b * h * s * s * d; causal does about half.
@@ -85,7 +88,8 @@ double BenchCase::bytes() const {
   const double e = static_cast<double>(dtype_size(dtype));
   const auto d = [&](int i) { return static_cast<double>(dims[static_cast<std::size_t>(i)]); };
   switch (op) {
-    case BenchOp::gemm: return e * (d(0) * d(2) + d(2) * d(1) + d(0) * d(1));
+    case BenchOp::gemm:
+    case BenchOp::gemm_decode: return e * (d(0) * d(2) + d(2) * d(1) + d(0) * d(1));
     case BenchOp::gemm_fp8: return e * (d(0) * d(2) + d(2) * d(1)) + 2.0 * d(0) * d(1);  // bf16 C
     case BenchOp::gemm_fp8_grouped:  // A, every expert's B, bf16 C
       return e * (d(0) * d(1) * d(3) + d(0) * d(2) * d(3)) + 2.0 * d(0) * d(1) * d(2);
@@ -128,6 +132,16 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
       }
     }
   }
+  // Decode GEMMs (issue 24): M = 1, 16 (decode) and 64 (batched decode)
+  // against weights stored [N, K] as models hold them, beside cuBLAS with the
+  // same transposed operand. With HAL_GPU_UNVERIFIED=1 they take the split-K
+  // decode kernel (hal_gemm_decode_*), else the verified GEMMs.
+  if (!cpu)
+    for (DType t : gemm_dtypes)
+      for (std::int64_t m : {1, 16, 64})
+        for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {11008, 4096}, {4096, 11008},
+                            {14336, 4096}})
+          out.push_back({BenchOp::gemm_decode, t, {m, n, k}});
   // gemm_fp8 on DeepGEMM's DeepSeek-V3 shapes (N, K), beside hal's bf16 GEMM
   // (and, on NVIDIA, cuBLASLt's per-tensor FP8 GEMM). On the CPU only M = 64
   // (two cores); the GPUs M in {64, 128, 4096} and DeepGEMM's grouped (MoE)

@@ -11,12 +11,14 @@ namespace hal::bench {
 enum class BenchOp { gemm, attention, attention_causal, attention_decode, softmax, rmsnorm, layernorm, add, silu, gelu, cast, copy,
                      gemm_fp8, gemm_fp8_grouped, attention_backward, attention_backward_causal,
                      // training (memory-bound): the fused loss with dlogits, the norm backwards, one AdamW step
-                     cross_entropy, rmsnorm_backward, layernorm_backward, adamw };
+                     cross_entropy, rmsnorm_backward, layernorm_backward, adamw,
+                     // C = A B^T with B a weight stored [N, K] (trans_b), the decode layout
+                     gemm_decode };
 
 struct BenchCase {
   BenchOp op;
   DType dtype;
-  // gemm, gemm_fp8 (dtype: the fp8 format): {M, N, K}; gemm_fp8_grouped: {groups, rows per group, N, K};
+  // gemm, gemm_decode, gemm_fp8 (dtype: the fp8 format): {M, N, K}; gemm_fp8_grouped: {groups, rows per group, N, K};
   // attention (and attention_backward): {batch, seq, heads, head_dim}; attention_decode (one query
   // per sequence over a key cache, memory-bound): {batch, keys, q_heads, kv_heads, head_dim};
   // the other memory-bound ops: {rows, cols} (cross_entropy: {tokens, vocab}; adamw: the parameter's shape)

@@ -62,7 +62,7 @@ class OpenBlasGemm final : public VendorGemm {
 
 // --- cuBLAS -----------------------------------------------------------------
 // Constants from cublas_api.h / library_types.h (stable ABI values).
-constexpr int kCublasOpN = 0;
+constexpr int kCublasOpN = 0, kCublasOpT = 1;
 constexpr int kCudaR32F = 0, kCudaR16F = 2, kCudaR16BF = 14;
 constexpr int kCublasCompute32F = 68;
 constexpr int kCublasGemmDefault = -1;
@@ -98,6 +98,17 @@ class CublasGemm final : public VendorGemm {
                             &beta, c.first(), type, n, kCublasCompute32F, kCublasGemmDefault);
     if (st != 0) throw Error(ErrorCode::device_error, fmt::format("cublasGemmEx failed with status {}", st));
   }
+  bool supports_nt() const override { return true; }
+  void gemm_nt(Stream& s, const Tensor& a, const Tensor& w, const Tensor& c) override {
+    const int m = static_cast<int>(a.shape[0]), k = static_cast<int>(a.shape[1]), n = static_cast<int>(w.shape[0]);
+    const int type = a.dtype == DType::f32 ? kCudaR32F : a.dtype == DType::f16 ? kCudaR16F : kCudaR16BF;
+    const float alpha = 1.0f, beta = 0.0f;
+    set_stream_(handle_, s.impl().native_handle());
+    // Row-major C = A W^T is column-major C^T = W A^T, W (column-major [K, N], ld K) transposed.
+    const int st = gemm_ex_(handle_, kCublasOpT, kCublasOpN, n, m, k, &alpha, w.first(), type, k, a.first(), type, k,
+                            &beta, c.first(), type, n, kCublasCompute32F, kCublasGemmDefault);
+    if (st != 0) throw Error(ErrorCode::device_error, fmt::format("cublasGemmEx (op T) failed with status {}", st));
+  }
 
  private:
   cublasCreate_fn create_ = nullptr;
@@ -109,6 +120,10 @@ class CublasGemm final : public VendorGemm {
 };
 
 }  // namespace
+
+void VendorGemm::gemm_nt(Stream&, const Tensor&, const Tensor&, const Tensor&) {
+  throw Error(ErrorCode::unsupported, fmt::format("{} has no A W^T form here", name()));
+}
 
 std::unique_ptr<VendorGemm> open_vendor_gemm(Device& dev, std::string* why) {
   std::string tried;

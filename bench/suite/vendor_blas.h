@@ -16,6 +16,9 @@ class VendorGemm {
   virtual bool supports(DType dtype) const = 0;
   // Row-major C[M,N] = A[M,K] @ B[K,N], all contiguous, one dtype, on the stream's device.
   virtual void gemm(Stream& stream, const Tensor& a, const Tensor& b, const Tensor& c) = 0;
+  // Row-major C[M,N] = A[M,K] @ W[N,K]^T (the decode layout); only where supports_nt().
+  virtual bool supports_nt() const { return false; }
+  virtual void gemm_nt(Stream& stream, const Tensor& a, const Tensor& w, const Tensor& c);
 };
 
 // nullptr (and *why set) when the device's vendor library cannot be loaded.
