@@ -21,8 +21,8 @@ constexpr std::int64_t kRowGroup = 8;
 // Rows ahead that are prefetched, at the same columns (two groups): a
 // tile's row segment is a few hundred bytes to a few KiB, too short for the
 // hardware prefetcher to ramp up on each of the group's rows.
-// (On the loaded 2-core VM, by CPU time per pass: 0, 1 and 4 groups ahead
-// were 5-15% slower than 2 on most decode shapes; bench/probes/decode_gemm_stream.cpp.)
+// (On the loaded 2-core VM, by CPU time per pass: 0, 4 and 8 groups ahead
+// were slower than 2 on every decode shape on one thread; bench/probes/decode_gemm_stream.cpp.)
 constexpr std::int64_t kPrefetchRows = 2 * kRowGroup;
 
 // One 16-column panel of a B row as two fp32 vectors. bf16: a 32-byte load
