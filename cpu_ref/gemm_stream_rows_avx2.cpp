@@ -77,7 +77,10 @@ HAL_ALWAYS_INLINE void chunk(std::int64_t kn, const float* a, const char* b, std
   }(std::make_integer_sequence<int, R * P>{});
   for (std::int64_t g = 0; g < kn; ++g) {
     const char* row = b + g * ldb_bytes;
-    const char* ahead = row + kPrefetchRows * ldb_bytes;
+    // Past B's last row near its end: formed as an integer (no out-of-bounds
+    // pointer arithmetic), and a prefetch never faults.
+    const auto ahead = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(row) +
+                                                     static_cast<std::uintptr_t>(kPrefetchRows * ldb_bytes));
     for (std::int64_t off = 0; off < span; off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
     const float* ak = a + g * kMr;
     [&]<int... J>(std::integer_sequence<int, J...>) {
