@@ -64,9 +64,14 @@ std::int64_t round_up(std::int64_t v, std::int64_t multiple) { return (v + multi
 // split finer than NC: at least kDecodeTasksPerThread tasks per thread, none
 // narrower than kMinDecodeColumns. Without it a one-row product over a weight
 // of N <= NC columns (a model's q/k/v/o and down projections) ran as one task
-// on one thread while the others idled. Which task computes a column never
-// changes how (K is not split), so the bits stay those of any other split.
-constexpr std::int64_t kDecodeTasksPerThread = 2;
+// on one thread while the others idled. One task per thread, not two: each
+// task streams its columns' segment of every B row, and the longer segments
+// stream better (AVX2 Zen 3 VM, 2 threads, best of 10, alternating:
+// 1x1024x1024 8.1 -> 10.1-11.0 GB/s, 1x1024x256 4.4-5.4 -> 7.6-8.0,
+// 1x2816x1024 9.1 -> 10.7-11.0; bench/probes/decode_gemm_stream.cpp).
+// Which task computes a column never changes how (K is not split), so the
+// bits stay those of any other split.
+constexpr std::int64_t kDecodeTasksPerThread = 1;
 constexpr std::int64_t kMinDecodeColumns = 64;
 std::int64_t decode_column_cap(const GemmProblem& p, const GemmBlocking& blocking, std::int64_t threads) {
   if (p.m > kStreamBRows) return blocking.nc;

@@ -7,6 +7,7 @@
 
 #include "cpu_ref/gemm_microkernel.h"
 #include "cpu_ref/gemm_stream_b.h"
+#include "cpu_ref/gemm_stream_rows.h"
 #include "cpu_ref/vector_avx2.h"  // load8_of: B widened exactly (a packed panel is f32)
 
 namespace hal::cpu_ref {
@@ -14,8 +15,8 @@ namespace {
 
 using avx2::load8_of;
 
-constexpr int kMr = 6;
-constexpr int kNr = 16;
+constexpr int kMr = kAvx2Mr;
+constexpr int kNr = kAvx2Nr;
 
 // Rows [0, R) of acc (6 x 16) += a (kc x 6) * b (kc rows of 16, ldb elements
 // apart); the other rows are neither read nor written.
@@ -80,6 +81,8 @@ void stream_b_avx2(std::int64_t kc, const float* a, std::int64_t a_stride, std::
 
 void stream_b(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64_t rows, const void* b, DType b_dtype,
               std::int64_t ldb, std::int64_t panels, float* acc, std::int64_t acc_m_panels) {
+  // One A panel (decode): the few-row streaming, the same bits.
+  if (rows <= kMr) return stream_b_rows_avx2(kc, a, rows, b, b_dtype, ldb, panels, acc, acc_m_panels);
   if (b_dtype == DType::bf16) stream_b_avx2<DType::bf16>(kc, a, a_stride, rows, b, ldb, panels, acc, acc_m_panels);
   else stream_b_avx2<DType::f32>(kc, a, a_stride, rows, b, ldb, panels, acc, acc_m_panels);
 }

@@ -376,18 +376,19 @@ TEST(CpuGemm, SubBlockEqualsTheSameRowsAndColumnsOfTheFullProduct) {
 
 // Decode-shaped tiles read a row-major f32/bf16 op(B) in place (stream_b)
 // instead of packing it. Kernel level: stream_b on B where it lies gives the
-// bits of `run` on packed panels, for 1..24 rows (a partial last A panel),
-// several column panels and a k count that ends inside a group.
+// bits of `run` on packed panels, for 1..24 rows (a partial last A panel;
+// every row count of one A panel: AVX2's few-row path), enough column panels
+// for a multi-panel chunk and a remainder, and a k count that ends inside a group.
 TEST(CpuGemm, StreamedBEqualsPackedBBitForBit) {
   for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
     if (!kernel.stream_b || kernel.packing != hal::cpu_ref::GemmPacking::fp32) continue;  // pairs: the driver test
     SCOPED_TRACE(kernel.name);
     const int mr = kernel.mr, nr = kernel.nr;
-    const std::int64_t kc = 37, panels = 3, ldb = panels * nr + 5;  // B rows wider than the panels read
+    const std::int64_t kc = 37, panels = 7, ldb = panels * nr + 5;  // B rows wider than the panels read
     for (DType bt : {DType::f32, DType::bf16}) {
       HostArray b(bt, kc * ldb);
       fill(b, 21);
-      for (std::int64_t rows : {1, 5, 7, 16, 24}) {
+      for (std::int64_t rows : {1, 2, 3, 4, 5, 6, 7, 16, 24}) {
         SCOPED_TRACE(testing::Message() << hal::dtype_name(bt) << " rows " << rows);
         const std::int64_t a_panels = (rows + mr - 1) / mr, a_stride = kc * mr + 16;
         std::vector<float> a(static_cast<std::size_t>(a_panels * a_stride), 0.0f);
