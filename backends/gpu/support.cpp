@@ -104,10 +104,16 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         } else if constexpr (std::is_same_v<T, GemmCall>) {
           return when(backend, is_compute_float(c.a.dtype) && c.a.dtype == c.b.dtype, call, c.a.dtype);
         } else if constexpr (std::is_same_v<T, AttentionCall>) {
-          // The GPU attention kernels do not write the row log-sum-exp yet.
-          if (c.lse)
-            return Support{false, fmt::format("{}: attention with the lse output has no GPU kernel yet (it runs on "
-                                              "the cpu device)", backend)};
+          // The kernels' lse variants (f32 lse) never ran on a GPU.
+          if (c.lse) {
+            if (c.lse->dtype != DType::f32) return no(backend, call, c.lse->dtype);
+            if (!is_compute_float(c.q.dtype)) return no(backend, call, c.q.dtype);
+            if (!gpu::unverified_kernels_enabled())
+              return Support{false, fmt::format("{}: the attention kernels' lse variants were compiled but have never "
+                                                "run on a GPU; set {}=1 to use them (docs/performance.md, "
+                                                "'Unverified GPU kernels')", backend, gpu::kUnverifiedKernelsEnv)};
+            return Support{};
+          }
           return when(backend, is_compute_float(c.q.dtype), call, c.q.dtype);
         } else if constexpr (std::is_same_v<T, ReduceCall>) {
           return when(backend, is_compute_float(c.x.dtype), call, c.x.dtype);

@@ -7,7 +7,9 @@
 //   the path is not disabled (HAL_HIP_DISABLE=flash, or =all);
 // and attention_general (hip/kernels/attention_general.hip: any strides,
 // dtypes and head dims up to 256, one wave64 per (batch, query, head) row)
-// otherwise. f32 always takes the general kernel.
+// otherwise. f32 always takes the general kernel. With the lse output the
+// same choice picks the *_lse variant of either kernel (never run on a GPU:
+// the support matrix admits lse only with HAL_GPU_UNVERIFIED=1).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,8 +64,11 @@ const char* flash_kernel(const AttentionCall& c, const kernel_params::AttentionP
   if (caps.max_shared_per_block > 0 &&
       static_cast<std::int64_t>(kernels::flash_lds_bytes(static_cast<int>(p.d))) > caps.max_shared_per_block)
     return nullptr;
-  if (t == DType::f16) return p.d == 64 ? "attention_flash_f16_d64" : "attention_flash_f16_d128";
-  return p.d == 64 ? "attention_flash_bf16_d64" : "attention_flash_bf16_d128";
+  static constexpr const char* kNames[2][2][2] = {
+      {{"attention_flash_f16_d64", "attention_flash_f16_d128"}, {"attention_flash_bf16_d64", "attention_flash_bf16_d128"}},
+      {{"attention_flash_f16_d64_lse", "attention_flash_f16_d128_lse"},
+       {"attention_flash_bf16_d64_lse", "attention_flash_bf16_d128_lse"}}};
+  return kNames[p.lse != nullptr][t == DType::bf16][p.d == 128];
 }
 
 }  // namespace
@@ -78,7 +83,7 @@ AttentionLaunch attention_launch(const AttentionCall& c, const HipDeviceCaps& ca
                                                     "(the kernel holds at most {} per row in registers)",
                                                     p.d, p.dv, kernels::kAttentionMaxHeadDim));
   const std::int64_t rows = p.batch * p.sq * p.hq;
-  if (rows == 0 || p.dv == 0) return l;
+  if (rows == 0 || (p.dv == 0 && p.lse == nullptr)) return l;  // dv == 0 still writes lse
 
   if (const char* flash = flash_enabled ? flash_kernel(c, p, caps) : nullptr) {
     l.kernel = flash;
@@ -90,7 +95,7 @@ AttentionLaunch attention_launch(const AttentionCall& c, const HipDeviceCaps& ca
   }
 
   constexpr int kRowsPerBlock = kernels::kAttentionThreads / 64;
-  l.kernel = "attention_general";
+  l.kernel = p.lse != nullptr ? "attention_general_lse" : "attention_general";
   l.shape.block[0] = kernels::kAttentionThreads;
   l.shape.grid[0] = static_cast<unsigned>(std::min<std::int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 1 << 20));
   return l;

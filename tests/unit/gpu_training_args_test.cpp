@@ -291,6 +291,32 @@ TEST(GpuTrainingSupport, UnverifiedKernelsAreDeclinedUnlessTheSwitchIsOn) {
   }
 }
 
+// Attention without lse is a verified kernel (always on); its lse variants are
+// behind the switch; the f64 oracle form never runs on a GPU.
+TEST(GpuTrainingSupport, AttentionLseIsBehindTheSwitch) {
+  auto make = [](DType t, bool with_lse) {
+    AttentionCall c;
+    c.q = Tensor::contiguous(nullptr, nullptr, t, Shape{1, 5, 2, 16});
+    c.k = Tensor::contiguous(nullptr, nullptr, t, Shape{1, 7, 2, 16});
+    c.v = c.k;
+    c.y = c.q;
+    if (with_lse)
+      c.lse = Tensor::contiguous(nullptr, nullptr, t == DType::f64 ? DType::f64 : DType::f32, Shape{1, 5, 2});
+    return OpCall{c};
+  };
+  {
+    UnverifiedSwitch off(nullptr);
+    EXPECT_TRUE(gpu_supports_call("cuda", make(DType::bf16, false)).ok);
+    const Support s = gpu_supports_call("cuda", make(DType::bf16, true));
+    EXPECT_FALSE(s.ok);
+    EXPECT_NE(s.reason.find("lse"), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find("HAL_GPU_UNVERIFIED=1"), std::string::npos) << s.reason;
+  }
+  UnverifiedSwitch on("1");
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) EXPECT_TRUE(gpu_supports_call("hip", make(t, true)).ok);
+  EXPECT_FALSE(gpu_supports_call("hip", make(DType::f64, true)).ok);
+}
+
 TEST(GpuTrainingSupport, TheSwitchNeverAdmitsF64OrOpsWithoutAKernel) {
   UnverifiedSwitch on("1");
   for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call, cross_entropy_call}) {
