@@ -64,6 +64,8 @@ Support training_support(std::string_view backend, const OpCall& call) {
         } else if constexpr (std::is_same_v<T, CrossEntropyCall>) {
           if (c.loss.dtype != DType::f32) return no(backend, call, c.loss.dtype);
           return unverified(backend, is_compute_float(c.logits.dtype), call, c.logits.dtype);
+        } else if constexpr (std::is_same_v<T, AttentionBackwardCall>) {
+          return unverified(backend, is_compute_float(c.q.dtype), call, c.q.dtype);  // lse: f32 (ops/ checks it)
         } else if constexpr (std::is_same_v<T, GlobalNormCall>) {
           for (const Tensor& x : c.xs)
             if (!is_compute_float(x.dtype)) return no(backend, call, x.dtype);
@@ -87,7 +89,8 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         else if constexpr (std::is_same_v<T, UnaryBackwardCall> || std::is_same_v<T, SwigluBackwardCall> ||
                            std::is_same_v<T, SoftmaxBackwardCall> || std::is_same_v<T, NormBackwardCall> ||
                            std::is_same_v<T, RopeBackwardCall> || std::is_same_v<T, AdamwCall> ||
-                           std::is_same_v<T, GlobalNormCall> || std::is_same_v<T, CrossEntropyCall>)
+                           std::is_same_v<T, GlobalNormCall> || std::is_same_v<T, CrossEntropyCall> ||
+                           std::is_same_v<T, AttentionBackwardCall>)
           return training_support(backend, call);
         else if constexpr (std::is_same_v<T, BinaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
         else if constexpr (std::is_same_v<T, UnaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);

@@ -13,13 +13,13 @@
 namespace hal {
 
 // The op calls no GPU kernel implements yet (embedding_backward runs on the
-// CPU only): the support matrix declines them
-// by name, and the dispatch has no launcher to find for them. The other
-// training ops have kernels that compiled but never ran on a GPU: the matrix
+// CPU only): the support matrix declines it by name, and the dispatch has no
+// launcher to find for it. The other training ops (attention_backward
+// included) have kernels that compiled but never ran on a GPU: the matrix
 // declines them unless HAL_GPU_UNVERIFIED=1 (unverified.h).
 template <class Call>
 inline constexpr bool gpu_lacks_kernel_v =
-    std::is_same_v<Call, EmbeddingBackwardCall> || std::is_same_v<Call, AttentionBackwardCall>;
+    std::is_same_v<Call, EmbeddingBackwardCall>;
 
 Support gpu_supports_call(std::string_view backend, const OpCall& call);
 

@@ -27,12 +27,10 @@
 
 namespace hal::hip {
 
-namespace {
-
 // False when `path` is listed in $HAL_HIP_DISABLE (comma-separated, "all"
 // disables every fast path; read once per process), to bisect a wrong answer
 // on a GPU without rebuilding, as HAL_CUDA_DISABLE does for the CUDA backend.
-bool path_enabled(std::string_view path) {
+bool hip_path_enabled(std::string_view path) {
   static const std::string disabled = [] {
     const char* v = std::getenv("HAL_HIP_DISABLE");
     return std::string(",") + (v ? v : "") + ",";
@@ -40,6 +38,8 @@ bool path_enabled(std::string_view path) {
   if (disabled.find(",all,") != std::string::npos) return false;
   return disabled.find(std::string(",") + std::string(path) + ",") == std::string::npos;
 }
+
+namespace {
 
 bool rows_are_16_byte_aligned(const Tensor& t) {
   if (t.strides[3] != 1) return false;
@@ -102,7 +102,7 @@ AttentionLaunch attention_launch(const AttentionCall& c, const HipDeviceCaps& ca
 }
 
 void run_attention(HipStream& s, const AttentionCall& c) {
-  const AttentionLaunch l = attention_launch(c, stream_caps(s), path_enabled("flash"));
+  const AttentionLaunch l = attention_launch(c, stream_caps(s), hip_path_enabled("flash"));
   if (l.kernel != nullptr) launch(s, l.kernel, l.shape, l.params);
 }
 
