@@ -103,7 +103,7 @@ AttentionBackwardPlan plan_attention_backward(const AttentionBackwardCall& c,
       s.grid[0] = ceil_div(p.sk, keys_per_block);
       s.grid[1] = p.hkv;
       s.grid[2] = p.batch;
-      s.block = threads;
+      s.block = amd ? threads : 32 * ptx::bwd_dkdv_warps(p.d);
       s.shared_bytes = amd ? 0 : ptx::bwd_dkdv_shared_bytes(p.d);
     }
     if (query_rows > 0) {

@@ -13,7 +13,8 @@
 // same bits for any grid. Both gradient kernels compute P and dS with the same
 // function. Lane t holds channels c0 + t + 64u (u < kPerLane) of a slice;
 // wider heads take several slices. Only visible (query, key) pairs are read.
-// There is no MFMA backward yet (the plan never picks tensor cores on HIP).
+// f16/bf16 calls with d == dv in {64, 128} and 16-byte rows take the MFMA
+// kernels (attention_backward_mfma.hip) instead.
 #include <hip/hip_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -150,19 +151,17 @@ template <class E> __device__ __forceinline__ void bwd_dq(const AttentionBackwar
 
 }  // namespace
 
-#define HAL_BWD_GENERAL(suffix, E)                                                                              \
-  extern "C" __global__ __launch_bounds__(kThreads) void hal_attention_bwd_delta_##suffix(AttentionBackwardParams p) { \
-    bwd_delta<E>(p);                                                                                             \
-  }                                                                                                              \
-  extern "C" __global__ __launch_bounds__(kThreads) void hal_attention_bwd_dkdv_general_##suffix(               \
-      AttentionBackwardParams p) {                                                                               \
-    bwd_dkdv<E>(p);                                                                                              \
-  }                                                                                                              \
-  extern "C" __global__ __launch_bounds__(kThreads) void hal_attention_bwd_dq_general_##suffix(                 \
-      AttentionBackwardParams p) {                                                                               \
-    bwd_dq<E>(p);                                                                                                \
-  }
-HAL_BWD_GENERAL(f32, F32)
-HAL_BWD_GENERAL(f16, F16)
-HAL_BWD_GENERAL(bf16, Bf16)
-#undef HAL_BWD_GENERAL
+// One macro per kernel, its name spelled out: cmake/embed_device_code.py
+// finds kernel names in the macro's name argument.
+#define HAL_BWD_KERNEL(name, fn, E) \
+  extern "C" __global__ __launch_bounds__(kThreads) void name(AttentionBackwardParams p) { fn<E>(p); }
+HAL_BWD_KERNEL(hal_attention_bwd_delta_f32, bwd_delta, F32)
+HAL_BWD_KERNEL(hal_attention_bwd_delta_f16, bwd_delta, F16)
+HAL_BWD_KERNEL(hal_attention_bwd_delta_bf16, bwd_delta, Bf16)
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_general_f32, bwd_dkdv, F32)
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_general_f16, bwd_dkdv, F16)
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_general_bf16, bwd_dkdv, Bf16)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_general_f32, bwd_dq, F32)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_general_f16, bwd_dq, F16)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_general_bf16, bwd_dq, Bf16)
+#undef HAL_BWD_KERNEL

@@ -306,17 +306,16 @@ __device__ __forceinline__ void bwd_dq(const AttentionBackwardParams& p) {
 
 }  // namespace
 
-#define HAL_BWD_MFMA(suffix, Fmt, D)                                                                             \
-  extern "C" __global__ __launch_bounds__(kMfmaBwdThreads) void hal_attention_bwd_dkdv_mfma_##suffix(           \
-      AttentionBackwardParams p) {                                                                               \
-    bwd_dkdv<Fmt, D>(p);                                                                                         \
-  }                                                                                                              \
-  extern "C" __global__ __launch_bounds__(kMfmaBwdThreads) void hal_attention_bwd_dq_mfma_##suffix(             \
-      AttentionBackwardParams p) {                                                                               \
-    bwd_dq<Fmt, D>(p);                                                                                           \
-  }
-HAL_BWD_MFMA(f16_d64, F16Format, 64)
-HAL_BWD_MFMA(f16_d128, F16Format, 128)
-HAL_BWD_MFMA(bf16_d64, Bf16Format, 64)
-HAL_BWD_MFMA(bf16_d128, Bf16Format, 128)
-#undef HAL_BWD_MFMA
+// One macro per kernel, its name spelled out: cmake/embed_device_code.py
+// finds kernel names in the macro's name argument.
+#define HAL_BWD_KERNEL(name, fn, T, D) \
+  extern "C" __global__ __launch_bounds__(kMfmaBwdThreads) void name(AttentionBackwardParams p) { fn<T, D>(p); }
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_mfma_f16_d64, bwd_dkdv, F16Format, 64)
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_mfma_f16_d128, bwd_dkdv, F16Format, 128)
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_mfma_bf16_d64, bwd_dkdv, Bf16Format, 64)
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_mfma_bf16_d128, bwd_dkdv, Bf16Format, 128)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_mfma_f16_d64, bwd_dq, F16Format, 64)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_mfma_f16_d128, bwd_dq, F16Format, 128)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_mfma_bf16_d64, bwd_dq, Bf16Format, 64)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_mfma_bf16_d128, bwd_dq, Bf16Format, 128)
+#undef HAL_BWD_KERNEL

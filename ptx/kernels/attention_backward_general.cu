@@ -170,20 +170,17 @@ template <class E> __device__ __forceinline__ void bwd_dq(const AttentionBackwar
 
 }  // namespace
 
-#define HAL_BWD_GENERAL(suffix, E)                                                                            \
-  extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock, 1) hal_attention_bwd_delta_##suffix(        \
-      AttentionBackwardParams p) {                                                                            \
-    bwd_delta<E>(p);                                                                                          \
-  }                                                                                                           \
-  extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock, 1) hal_attention_bwd_dkdv_general_##suffix( \
-      AttentionBackwardParams p) {                                                                            \
-    bwd_dkdv<E>(p);                                                                                           \
-  }                                                                                                           \
-  extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock, 1) hal_attention_bwd_dq_general_##suffix(   \
-      AttentionBackwardParams p) {                                                                            \
-    bwd_dq<E>(p);                                                                                             \
-  }
-HAL_BWD_GENERAL(f32, float)
-HAL_BWD_GENERAL(f16, __half)
-HAL_BWD_GENERAL(bf16, __nv_bfloat16)
-#undef HAL_BWD_GENERAL
+// One macro per kernel, its name spelled out: cmake/embed_device_code.py
+// finds kernel names in the macro's name argument.
+#define HAL_BWD_KERNEL(name, fn, E) \
+  extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock, 1) name(AttentionBackwardParams p) { fn<E>(p); }
+HAL_BWD_KERNEL(hal_attention_bwd_delta_f32, bwd_delta, float)
+HAL_BWD_KERNEL(hal_attention_bwd_delta_f16, bwd_delta, __half)
+HAL_BWD_KERNEL(hal_attention_bwd_delta_bf16, bwd_delta, __nv_bfloat16)
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_general_f32, bwd_dkdv, float)
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_general_f16, bwd_dkdv, __half)
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_general_bf16, bwd_dkdv, __nv_bfloat16)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_general_f32, bwd_dq, float)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_general_f16, bwd_dq, __half)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_general_bf16, bwd_dq, __nv_bfloat16)
+#undef HAL_BWD_KERNEL

@@ -11,9 +11,9 @@
 //   hal_attention_bwd_dq_mma_<t>_d<d>: grid x = ceil(sq / kBwdBlockQueries)
 //     query blocks, y = hq, z = batch; each warp owns 16 queries and walks the
 //     key tiles of bwd_dq_tile(d) keys in ascending order.
-// block = 32 * kBwdWarps threads; dynamic shared memory bwd_*_shared_bytes(d)
-// (above 48 KiB for the dq kernel at d = 128: enabled per function by the
-// launcher).
+// block = 32 * bwd_dkdv_warps(d) (dk/dv) or 32 * kBwdWarps (dq) threads;
+// dynamic shared memory bwd_*_shared_bytes(d) (above 48 KiB at d = 128:
+// enabled per function by the launcher).
 // Requirements (checked by the plan): every tensor but lse of one dtype, f16
 // or bf16; d == dv in {64, 128}; channel stride 1, other strides multiples of
 // 8 elements and 16-byte aligned first elements.
@@ -25,12 +25,15 @@ inline constexpr int kBwdWarps = 4;
 inline constexpr int kBwdBlockKeys = 16 * kBwdWarps;     // keys per dk/dv block
 inline constexpr int kBwdBlockQueries = 16 * kBwdWarps;  // queries per dq block
 
+// Warps of the dk/dv kernel: 4 (each owns 16 keys and both their dK and dV)
+// for d = 64; 8 for d = 128, where warps 0-3 own dV and warps 4-7 dK of the
+// same 16-key slices (each computes S, the dK warps also dP): with both
+// 16 x 128 fp32 accumulators in one warp ptxas needed 255 registers and
+// spilled on sm_80 even with 16-query tiles.
+constexpr int bwd_dkdv_warps(int d) { return d <= 64 ? kBwdWarps : 2 * kBwdWarps; }
 // Queries per inner tile of the dk/dv kernel and keys per tile of the dq
-// kernel, so that the fp32 accumulators (two of 16 x d per warp for dk/dv,
-// one for dq) and the tile's S and dP stay in registers: with 32 queries at
-// d = 128 the dk/dv kernel needed 255 registers and spilled (ptxas, sm_80 and
-// sm_90a), with 16 it does not.
-constexpr int bwd_dkdv_tile(int d) { return d <= 64 ? 64 : 16; }
+// kernel, so that the accumulators and the tile's S and dP stay in registers.
+constexpr int bwd_dkdv_tile(int d) { return d <= 64 ? 64 : 32; }
 constexpr int bwd_dq_tile(int d) { return d <= 64 ? 64 : 32; }
 
 // K and V blocks, Q and dY tiles (16-bit), and the tile's lse and D (fp32).

@@ -5,7 +5,8 @@
 // (attention_backward_general.cu), and the two gradients are two kernels, each
 // owning what it writes (no atomics; the CPU's design, cpu_ref/attention_backward.cpp):
 //
-//   dkdv: a block owns kBwdBlockKeys keys of one kv head (16 per warp). Per
+//   dkdv: a block owns kBwdBlockKeys keys of one kv head (16 per warp; at
+//         d = 128 two warps per 16 keys, one for dV, one for dK). Per
 //         query head of the kv head (ascending) and query tile (ascending):
 //           S^T = K Q^T, dP^T = V dY^T   (A = K / V rows from shared memory,
 //                                         B = Q / dY rows: ldmatrix)
@@ -86,11 +87,11 @@ __device__ __forceinline__ int swz(int row, int chunk) {
 
 // cp.async of rows [row0, row0 + Rows) into a swizzled tile; rows at or past
 // `rows` are zero-filled.
-template <int D, int Rows>
+template <int D, int Rows, int Threads>
 __device__ __forceinline__ void load_tile(uint16_t* tile, const uint16_t* base, int64_t row_stride, int64_t row0,
                                           int64_t rows) {
   constexpr int kChunks = D / 8;
-  for (int idx = threadIdx.x; idx < Rows * kChunks; idx += 32 * kBwdWarps) {
+  for (int idx = threadIdx.x; idx < Rows * kChunks; idx += Threads) {
     const int r = idx / kChunks, c = idx % kChunks;
     const bool in = row0 + r < rows;
     const uint16_t* src = in ? base + (row0 + r) * row_stride + c * 8 : base;
@@ -193,9 +194,13 @@ __device__ __forceinline__ void store_rows(uint16_t* base, int64_t stride, int64
   }
 }
 
+// kSplit (d = 128): warps 0-3 own dV, warps 4-7 dK of the same key slices
+// (attention_backward_geometry.h); otherwise each warp owns both.
 template <class T, int D>
 __device__ __forceinline__ void bwd_dkdv(const AttentionBackwardParams& p) {
   constexpr int BK = kBwdBlockKeys, BQ = bwd_dkdv_tile(D), NQ = BQ / 8;
+  constexpr int kWarps = bwd_dkdv_warps(D), kThreads = 32 * kWarps;
+  constexpr bool kSplit = kWarps != kBwdWarps;
   extern __shared__ __align__(16) uint16_t smem[];
   uint16_t* sk = smem;
   uint16_t* sv = sk + BK * D;
@@ -205,6 +210,9 @@ __device__ __forceinline__ void bwd_dkdv(const AttentionBackwardParams& p) {
   float* s_delta = s_lse + BQ;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
+  const int slice = warp % kBwdWarps;           // this warp's 16 keys: slice * 16 ..
+  const bool dk_warp = kSplit && warp >= kBwdWarps;  // warp-uniform role
+  const bool needs_ds = !kSplit || dk_warp;
   const int64_t j0 = static_cast<int64_t>(blockIdx.x) * BK;
   const int kvh = blockIdx.y;
   const int64_t b = blockIdx.z;
@@ -214,19 +222,25 @@ __device__ __forceinline__ void bwd_dkdv(const AttentionBackwardParams& p) {
 
   const uint16_t* kg = static_cast<const uint16_t*>(p.k) + b * p.k_stride[0] + kvh * p.k_stride[2];
   const uint16_t* vg = static_cast<const uint16_t*>(p.v) + b * p.v_stride[0] + kvh * p.v_stride[2];
-  load_tile<D, BK>(sk, kg, p.k_stride[1], j0, p.sk);
-  load_tile<D, BK>(sv, vg, p.v_stride[1], j0, p.sk);
+  load_tile<D, BK, kThreads>(sk, kg, p.k_stride[1], j0, p.sk);
+  load_tile<D, BK, kThreads>(sv, vg, p.v_stride[1], j0, p.sk);
   cp_async_commit();
 
-  float dk[D / 8][4], dv[D / 8][4];
+  // acc: dV (or, for a dK warp of the split form, dK); acc_dk: dK of the
+  // combined form.
+  float acc[D / 8][4], acc_dk[kSplit ? 1 : D / 8][4];
 #pragma unroll
   for (int n = 0; n < D / 8; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
+    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
+#pragma unroll
+  for (int n = 0; n < (kSplit ? 1 : D / 8); ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc_dk[n][e] = 0.0f;
 
   // The first query tile any key of the block sees. Masks are compared in
-  // 32 bits relative to the tile (with 64-bit indices the d = 128 kernel
-  // spilled): krow, col are this thread's key and query within block / tile.
+  // 32 bits relative to the tile (with 64-bit indices the kernel needed more
+  // registers): krow, col are this thread's key and query within block / tile.
   const int64_t i_begin = (first_query_of_key(p, j0) / BQ) * BQ;
   const int k_valid = p.sk - j0 < BK ? static_cast<int>(p.sk - j0) : BK;
 
@@ -235,10 +249,10 @@ __device__ __forceinline__ void bwd_dkdv(const AttentionBackwardParams& p) {
     const uint16_t* dyg = static_cast<const uint16_t*>(p.dy) + b * p.dy_stride[0] + h * p.dy_stride[2];
     for (int64_t i0 = i_begin; i0 < p.sq; i0 += BQ) {
       __syncthreads();  // every warp is done with the previous tile
-      load_tile<D, BQ>(sq, qg, p.q_stride[1], i0, p.sq);
-      load_tile<D, BQ>(sdy, dyg, p.dy_stride[1], i0, p.sq);
+      load_tile<D, BQ, kThreads>(sq, qg, p.q_stride[1], i0, p.sq);
+      load_tile<D, BQ, kThreads>(sdy, dyg, p.dy_stride[1], i0, p.sq);
       cp_async_commit();
-      for (int r = threadIdx.x; r < BQ; r += 32 * kBwdWarps) {
+      for (int r = threadIdx.x; r < BQ; r += kThreads) {
         const int64_t i = i0 + r;
         const bool in = i < p.sq;
         s_lse[r] = in ? p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] * kLog2e : 0.0f;
@@ -253,23 +267,30 @@ __device__ __forceinline__ void bwd_dkdv(const AttentionBackwardParams& p) {
       const int64_t diag64 = i0 + shift - j0;
       const int diag = !p.causal || diag64 >= BK ? BK : (diag64 < -BQ - 1 ? -BQ - 1 : static_cast<int>(diag64));
       float s[NQ][4], dpt[NQ][4];
-      product_abt<T, D, BQ>(s, sk, warp * 16, sq);     // S^T = K Q^T
-      product_abt<T, D, BQ>(dpt, sv, warp * 16, sdy);  // dP^T = V dY^T
+      product_abt<T, D, BQ>(s, sk, slice * 16, sq);                     // S^T = K Q^T
+      if (needs_ds) product_abt<T, D, BQ>(dpt, sv, slice * 16, sdy);  // dP^T = V dY^T
       // Element e of s[n]: key j0 + krow, query i0 + col.
 #pragma unroll
       for (int n = 0; n < NQ; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int col = n * 8 + 2 * qd + (e & 1), krow = warp * 16 + g + 8 * (e / 2);
+          const int col = n * 8 + 2 * qd + (e & 1), krow = slice * 16 + g + 8 * (e / 2);
           const bool masked = col >= q_valid || krow >= k_valid || krow - col > diag;
           const float pv = masked ? 0.0f : exp2f(s[n][e] * scale_log2 - s_lse[col]);
-          dpt[n][e] = masked ? 0.0f : pv * (dpt[n][e] - s_delta[col]);
+          if (needs_ds) dpt[n][e] = masked ? 0.0f : pv * (dpt[n][e] - s_delta[col]);
           s[n][e] = pv;
         }
 #pragma unroll
       for (int kj = 0; kj < BQ / 16; ++kj) {
-        accumulate_xb<T, D>(dv, s[2 * kj], s[2 * kj + 1], sdy, kj * 16);    // dV += P^T dY
-        accumulate_xb<T, D>(dk, dpt[2 * kj], dpt[2 * kj + 1], sq, kj * 16);  // dK += dS^T Q
+        if (!kSplit) {
+          accumulate_xb<T, D>(acc, s[2 * kj], s[2 * kj + 1], sdy, kj * 16);  // dV += P^T dY
+          if constexpr (!kSplit)
+            accumulate_xb<T, D>(acc_dk, dpt[2 * kj], dpt[2 * kj + 1], sq, kj * 16);  // dK += dS^T Q
+        } else if (dk_warp) {
+          accumulate_xb<T, D>(acc, dpt[2 * kj], dpt[2 * kj + 1], sq, kj * 16);  // dK += dS^T Q
+        } else {
+          accumulate_xb<T, D>(acc, s[2 * kj], s[2 * kj + 1], sdy, kj * 16);  // dV += P^T dY
+        }
       }
     }
   }
@@ -277,13 +298,18 @@ __device__ __forceinline__ void bwd_dkdv(const AttentionBackwardParams& p) {
 
   uint16_t* dkg = static_cast<uint16_t*>(p.dk) + b * p.dk_stride[0] + kvh * p.dk_stride[2];
   uint16_t* dvg = static_cast<uint16_t*>(p.dv) + b * p.dv_stride[0] + kvh * p.dv_stride[2];
-  store_rows<T, D>(dkg, p.dk_stride[1], j0 + warp * 16, p.sk, dk, p.scale);
-  store_rows<T, D>(dvg, p.dv_stride[1], j0 + warp * 16, p.sk, dv, 1.0f);
+  if constexpr (kSplit) {
+    if (dk_warp) store_rows<T, D>(dkg, p.dk_stride[1], j0 + slice * 16, p.sk, acc, p.scale);
+    else store_rows<T, D>(dvg, p.dv_stride[1], j0 + slice * 16, p.sk, acc, 1.0f);
+  } else {
+    store_rows<T, D>(dkg, p.dk_stride[1], j0 + slice * 16, p.sk, acc_dk, p.scale);
+    store_rows<T, D>(dvg, p.dv_stride[1], j0 + slice * 16, p.sk, acc, 1.0f);
+  }
 }
 
 template <class T, int D>
 __device__ __forceinline__ void bwd_dq(const AttentionBackwardParams& p) {
-  constexpr int BQ = kBwdBlockQueries, BK = bwd_dq_tile(D), NK = BK / 8;
+  constexpr int BQ = kBwdBlockQueries, BK = bwd_dq_tile(D), NK = BK / 8, kThreads = 32 * kBwdWarps;
   extern __shared__ __align__(16) uint16_t smem[];
   uint16_t* sq = smem;
   uint16_t* sdy = sq + BQ * D;
@@ -303,10 +329,10 @@ __device__ __forceinline__ void bwd_dq(const AttentionBackwardParams& p) {
   const uint16_t* dyg = static_cast<const uint16_t*>(p.dy) + b * p.dy_stride[0] + h * p.dy_stride[2];
   const uint16_t* kg = static_cast<const uint16_t*>(p.k) + b * p.k_stride[0] + kvh * p.k_stride[2];
   const uint16_t* vg = static_cast<const uint16_t*>(p.v) + b * p.v_stride[0] + kvh * p.v_stride[2];
-  load_tile<D, BQ>(sq, qg, p.q_stride[1], m0, p.sq);
-  load_tile<D, BQ>(sdy, dyg, p.dy_stride[1], m0, p.sq);
+  load_tile<D, BQ, kThreads>(sq, qg, p.q_stride[1], m0, p.sq);
+  load_tile<D, BQ, kThreads>(sdy, dyg, p.dy_stride[1], m0, p.sq);
   cp_async_commit();
-  for (int r = threadIdx.x; r < BQ; r += 32 * kBwdWarps) {
+  for (int r = threadIdx.x; r < BQ; r += kThreads) {
     const int64_t i = m0 + r;
     const bool in = i < p.sq;
     s_lse[r] = in ? p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] * kLog2e : 0.0f;
@@ -329,8 +355,8 @@ __device__ __forceinline__ void bwd_dq(const AttentionBackwardParams& p) {
   for (int t = 0; t < n_tiles; ++t) {
     const int64_t n0 = static_cast<int64_t>(t) * BK;
     __syncthreads();  // every warp is done with the previous tile
-    load_tile<D, BK>(sk, kg, p.k_stride[1], n0, kv_end);
-    load_tile<D, BK>(sv, vg, p.v_stride[1], n0, kv_end);
+    load_tile<D, BK, kThreads>(sk, kg, p.k_stride[1], n0, kv_end);
+    load_tile<D, BK, kThreads>(sv, vg, p.v_stride[1], n0, kv_end);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
@@ -360,17 +386,16 @@ __device__ __forceinline__ void bwd_dq(const AttentionBackwardParams& p) {
 
 }  // namespace
 
-#define HAL_BWD_KERNELS(suffix, T, D)                                                                    \
-  extern "C" __global__ void __launch_bounds__(32 * kBwdWarps) hal_attention_bwd_dkdv_mma_##suffix(     \
-      AttentionBackwardParams p) {                                                                       \
-    bwd_dkdv<T, D>(p);                                                                                   \
-  }                                                                                                      \
-  extern "C" __global__ void __launch_bounds__(32 * kBwdWarps) hal_attention_bwd_dq_mma_##suffix(       \
-      AttentionBackwardParams p) {                                                                       \
-    bwd_dq<T, D>(p);                                                                                     \
-  }
-HAL_BWD_KERNELS(f16_d64, F16Traits, 64)
-HAL_BWD_KERNELS(f16_d128, F16Traits, 128)
-HAL_BWD_KERNELS(bf16_d64, Bf16Traits, 64)
-HAL_BWD_KERNELS(bf16_d128, Bf16Traits, 128)
-#undef HAL_BWD_KERNELS
+// One macro per kernel, its name spelled out: cmake/embed_device_code.py
+// finds kernel names in the macro's name argument.
+#define HAL_BWD_KERNEL(name, fn, T, D, WARPS) \
+  extern "C" __global__ void __launch_bounds__(32 * (WARPS)) name(AttentionBackwardParams p) { fn<T, D>(p); }
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_mma_f16_d64, bwd_dkdv, F16Traits, 64, bwd_dkdv_warps(64))
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_mma_f16_d128, bwd_dkdv, F16Traits, 128, bwd_dkdv_warps(128))
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_mma_bf16_d64, bwd_dkdv, Bf16Traits, 64, bwd_dkdv_warps(64))
+HAL_BWD_KERNEL(hal_attention_bwd_dkdv_mma_bf16_d128, bwd_dkdv, Bf16Traits, 128, bwd_dkdv_warps(128))
+HAL_BWD_KERNEL(hal_attention_bwd_dq_mma_f16_d64, bwd_dq, F16Traits, 64, kBwdWarps)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_mma_f16_d128, bwd_dq, F16Traits, 128, kBwdWarps)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_mma_bf16_d64, bwd_dq, Bf16Traits, 64, kBwdWarps)
+HAL_BWD_KERNEL(hal_attention_bwd_dq_mma_bf16_d128, bwd_dq, Bf16Traits, 128, kBwdWarps)
+#undef HAL_BWD_KERNEL

@@ -15,6 +15,7 @@
 #include "backends/gpu/support.h"
 #include "backends/gpu/unverified.h"
 #include "hal/error.h"
+#include "hip/kernels/attention_backward_geometry.h"
 #include "ptx/kernels/attention_backward_geometry.h"
 
 namespace hal::gpu_test {
@@ -143,8 +144,10 @@ TEST(GpuAttentionBackward, TensorCoresTakeF16AndBf16HeadDims64And128) {
   EXPECT_EQ(p.dkdv.grid[0], (257 + ptx::kBwdBlockKeys - 1) / ptx::kBwdBlockKeys);
   EXPECT_EQ(p.dkdv.grid[1], 2);  // kv heads
   EXPECT_EQ(p.dkdv.grid[2], 3);
-  EXPECT_EQ(p.dkdv.block, 32 * ptx::kBwdWarps);
+  EXPECT_EQ(p.dkdv.block, 32 * 8);  // d = 128: a dV warp and a dK warp per 16 keys
   EXPECT_EQ(p.dkdv.shared_bytes, ptx::bwd_dkdv_shared_bytes(128));
+  EXPECT_EQ(p.dq.block, 32 * ptx::kBwdWarps);
+  EXPECT_EQ(plan_of(call(DType::bf16, 1, 7, 9, 2, 2, 64, 64)).dkdv.block, 32 * 4);
   EXPECT_EQ(name(p.dq), "hal_attention_bwd_dq_mma_bf16_d128");
   EXPECT_EQ(p.dq.grid[0], (300 + ptx::kBwdBlockQueries - 1) / ptx::kBwdBlockQueries);
   EXPECT_EQ(p.dq.grid[1], 8);  // query heads
@@ -153,7 +156,7 @@ TEST(GpuAttentionBackward, TensorCoresTakeF16AndBf16HeadDims64And128) {
   EXPECT_EQ(name(plan_of(call(DType::f16, 1, 7, 9, 2, 2, 64, 64)).dq), "hal_attention_bwd_dq_mma_f16_d64");
   // The shared memory of both head dims as the kernels lay it out.
   EXPECT_EQ(ptx::bwd_dkdv_shared_bytes(64), (64 + 64 + 64 + 64) * 64 * 2 + 2 * 64 * 4);
-  EXPECT_EQ(ptx::bwd_dkdv_shared_bytes(128), (64 + 64 + 16 + 16) * 128 * 2 + 2 * 16 * 4);
+  EXPECT_EQ(ptx::bwd_dkdv_shared_bytes(128), (64 + 64 + 32 + 32) * 128 * 2 + 2 * 32 * 4);
   EXPECT_EQ(ptx::bwd_dq_shared_bytes(128), (64 + 64 + 32 + 32) * 128 * 2 + 2 * 64 * 4);
 }
 
@@ -191,6 +194,27 @@ TEST(GpuAttentionBackward, OtherShapesTakeTheGeneralKernels) {
   EXPECT_EQ(p.dq.grid[0], (2 * 5 * 4 + 3) / 4);
   EXPECT_EQ(p.delta.grid[0], (2 * 5 * 4 + 3) / 4);
   EXPECT_EQ(name(p.dkdv), "hal_attention_bwd_dkdv_general_f32");
+}
+
+// HIP's MFMA pair: 4 wave64s of 32 keys / queries, static LDS.
+TEST(GpuAttentionBackward, MfmaKernelsOnHip) {
+  gpu::AttentionBackwardTarget hip;
+  hip.warp_size = 64;
+  hip.tensor_cores = true;
+  hip.mfma = true;
+  hip.max_shared_per_block = 64 * 1024;
+  const gpu::AttentionBackwardPlan p = plan_of(call(DType::f16, 2, 300, 257, 8, 2, 128, 128, true), hip);
+  EXPECT_TRUE(p.tensor_cores);
+  EXPECT_EQ(name(p.dkdv), "hal_attention_bwd_dkdv_mfma_f16_d128");
+  EXPECT_EQ(name(p.dq), "hal_attention_bwd_dq_mfma_f16_d128");
+  EXPECT_EQ(p.dkdv.grid[0], (257 + hip::kernels::kMfmaBwdBlockKeys - 1) / hip::kernels::kMfmaBwdBlockKeys);
+  EXPECT_EQ(p.dq.grid[0], (300 + hip::kernels::kMfmaBwdBlockQueries - 1) / hip::kernels::kMfmaBwdBlockQueries);
+  EXPECT_EQ(p.dkdv.block, hip::kernels::kMfmaBwdThreads);
+  EXPECT_EQ(p.dkdv.shared_bytes, 0u);
+  EXPECT_EQ(p.dq.shared_bytes, 0u);
+  EXPECT_EQ(p.delta.grid[0], (2 * 300 * 8 + 3) / 4);  // 4 waves per block
+  EXPECT_EQ(name(plan_of(call(DType::bf16, 1, 7, 9, 2, 2, 64, 64), hip).dq), "hal_attention_bwd_dq_mfma_bf16_d64");
+  EXPECT_FALSE(plan_of(call(DType::f32, 1, 7, 9, 2, 2, 64, 64), hip).tensor_cores);
 }
 
 // No keys: dq is still written (zeros), dk/dv are empty; no queries: dk and dv
