@@ -24,6 +24,12 @@ Check:  cuda_kernel_report.py --check-spills report.json
         (hal_gemm_decode_<f16|bf16>_m<8|16|32|64>) and hal_gemm_decode_reduce
         is built for sm_80 and sm_90a, and each pass-1 kernel has mma.sync and
         16-byte global loads (ld.global...v4) in its PTX.
+        cuda_kernel_report.py --check-attention-kernels report.json
+        exits 1 unless every attention kernel the launchers name
+        (ATTENTION_KERNELS: the forward with and without lse, the backward's
+        delta, general and mma.sync kernels) is in the report for sm_80 and
+        sm_90a, and the tensor-core ones (flash, *_mma_*) have mma.sync,
+        ldmatrix and cp.async in their PTX on both.
 
 Registers, spills, shared memory and stack come from the `ptxas -v` log.
 Instruction families are counted in the PTX nvcc generated for each arch
@@ -244,8 +250,40 @@ def check_decode_isa(path):
     return 1 if problems else 0
 
 
+# Every attention kernel name the CUDA launchers use (backends/cuda/cuda_attention.cpp,
+# backends/gpu/attention_backward_plan.cpp).
+ATTENTION_KERNELS = (
+    ["hal_attention_general", "hal_attention_general_lse"]
+    + [f"hal_attention_flash_{t}_d{d}{lse}" for t in ("f16", "bf16") for d in (64, 128) for lse in ("", "_lse")]
+    + [f"hal_attention_bwd_{k}_{t}" for k in ("delta", "dkdv_general", "dq_general") for t in ("f32", "f16", "bf16")]
+    + [f"hal_attention_bwd_{k}_mma_{t}_d{d}" for k in ("dkdv", "dq") for t in ("f16", "bf16") for d in (64, 128)])
+TENSOR_CORE_FAMILIES = ("mma", "ldmatrix", "cp.async")
+
+
+def check_attention_kernels(path):
+    report = json.load(open(path, encoding="utf-8"))
+    by_key = {(k["kernel"], k["arch"]): k for k in report["kernels"]}
+    problems = []
+    for name in ATTENTION_KERNELS:
+        for arch in ("sm_80", "sm_90a"):
+            k = by_key.get((name, arch))
+            if k is None:
+                problems.append(f"{name}: not built for {arch}")
+                continue
+            if "_flash_" in name or "_mma_" in name:
+                for fam in TENSOR_CORE_FAMILIES:
+                    if not (k.get("instructions") or {}).get(fam):
+                        problems.append(f"{name} ({arch}): no {fam} instruction in its PTX")
+    for p in problems:
+        print("FAIL:", p)
+    print(f"attention kernels: {len(ATTENTION_KERNELS)} names x 2 archs, {len(problems)} problems")
+    return 1 if problems else 0
+
+
 def main():
     a = sys.argv[1:]
+    if len(a) == 2 and a[0] == "--check-attention-kernels":
+        return check_attention_kernels(a[1])
     if len(a) == 2 and a[0] == "--check-decode-isa":
         return check_decode_isa(a[1])
     if len(a) == 2 and a[0] == "--check-spills":

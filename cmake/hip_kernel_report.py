@@ -18,7 +18,8 @@ and the smaller of the two.
 
 With --check the run fails (exit 1) when a kernel uses scratch or spills
 VGPRs (SGPR spills land in VGPR lanes, not memory: reported, not failed),
-when an MFMA kernel (gemm_mfma_*, attention_flash_*, gemm_fp8_mfma_*) lacks
+when an MFMA kernel (gemm_mfma_*, attention_flash_*, gemm_fp8_mfma_*,
+gemm_decode_*, hal_attention_bwd_*_mfma_*) lacks
 v_mfma instructions on any target, when either family is missing, when a
 FNUZ fp8 GEMM kernel (gemm_fp8_mfma_fnuz_*) lacks the fp8 MFMA
 (v_mfma_*_fp8_* / *_bf8_*) on a gfx94x target or is missing there, when a
@@ -27,7 +28,9 @@ hal_softmax_vec16_2b, hal_norm_vec16_2b: the 16-byte row path), a 16-bit
 packed elementwise kernel (hal_unary_packed_*, hal_swiglu_packed_*) or a
 decode GEMM pass-1 kernel (gemm_decode_<f16|bf16>_m*) lacks
 global_load_dwordx4 on any target or is missing, when a kernel of
-REQUIRED_KERNELS (embedding_backward's) is missing on a target, or when a
+REQUIRED_KERNELS (embedding_backward's) or an attention kernel the launchers
+name (ATTENTION_KERNELS: the forward with and without lse, the backward's
+wave64 and MFMA kernels) is missing on a target, or when a
 target is missing from a bundle.
 """
 import json
@@ -37,13 +40,15 @@ import subprocess
 import sys
 import tempfile
 
-MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_|gemm_fp8_mfma_|gemm_decode_(f16|bf16)_)")
+MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_|gemm_fp8_mfma_|gemm_decode_(f16|bf16)_|"
+                           r"hal_attention_bwd_\w+_mfma_)")
 # The FNUZ fp8 GEMM kernels must use the fp8 MFMA on CDNA3 (gfx94x); on
 # gfx90a, which has none, they take the f16 path (hip/kernels/gemm_fp8_mfma.hip).
 FP8_MFMA_REQUIRED = re.compile(r"^gemm_fp8_mfma_fnuz_")
 FP8_MFMA_TARGET = re.compile(r"^gfx94[0-9]")
 FP8_MFMA_MNEMONIC = re.compile(r"v_mfma_f32_\w+_(fp8|bf8)_(fp8|bf8)")
-MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_", "gemm_decode_")
+MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_", "gemm_decode_", "hal_attention_bwd_dkdv_mfma_",
+                 "hal_attention_bwd_dq_mfma_")
 # The decode GEMM's pass-1 kernels (hip/kernels/gemm_decode.hip) stream the
 # weights in 16-byte loads and nothing else: each must have global_load_dwordx4.
 DWORDX4_PATTERN_REQUIRED = re.compile(r"^gemm_decode_(f16|bf16)_m\d+$")
@@ -56,6 +61,13 @@ DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce", "hal_softmax_vec16_
 REQUIRED_KERNELS = tuple("hal_embedding_backward_" + n for n in (
     "check", "keys", "sort_local", "sort_step", "sort_merge", "segments_count", "segments_scan", "segments_write",
     "accumulate"))
+# Every attention kernel name the HIP launchers use (backends/hip/hip_attention.cpp,
+# backends/gpu/attention_backward_plan.cpp); the flash ones are also MFMA_REQUIRED.
+ATTENTION_KERNELS = (
+    ["attention_general", "attention_general_lse"]
+    + [f"attention_flash_{t}_d{d}{lse}" for t in ("f16", "bf16") for d in (64, 128) for lse in ("", "_lse")]
+    + [f"hal_attention_bwd_{k}_{t}" for k in ("delta", "dkdv_general", "dq_general") for t in ("f32", "f16", "bf16")]
+    + [f"hal_attention_bwd_{k}_mfma_{t}_d{d}" for k in ("dkdv", "dq") for t in ("f16", "bf16") for d in (64, 128)])
 CU_LDS_BYTES = 65536
 SIMDS_PER_CU = 4
 SIMD_VGPRS = 512
@@ -226,7 +238,7 @@ def main():
         for arch in archs:
             if not any(DWORDX4_PATTERN_REQUIRED.match(k["kernel"]) and k["target"] == arch for k in report["kernels"]):
                 problems.append(f"no gemm_decode_* kernel for {arch}")
-        for kname in DWORDX4_REQUIRED + REQUIRED_KERNELS:
+        for kname in DWORDX4_REQUIRED + REQUIRED_KERNELS + tuple(ATTENTION_KERNELS):
             for arch in archs:
                 if not any(k["kernel"] == kname and k["target"] == arch for k in report["kernels"]):
                     problems.append(f"{kname} ({arch}): kernel missing from every bundle")

@@ -7,6 +7,11 @@
 //   V [b, sk, hkv, dv], y [b, sq, hq, dv], each with arbitrary strides (in
 //   elements, dims in that order). Causal: key j is masked for query i when
 //   j > i + (sk - sq); a query with every key masked gets zeros.
+//
+//   lse (optional, the *_lse kernels only): the row's natural log-sum-exp of
+//   its scaled unmasked scores, m + log(l) as cpu_ref defines it (row_lse,
+//   cpu_ref/attention_task.h): -inf for a query with no unmasked key or whose
+//   scores are all -inf, NaN when a score was NaN. f32 [b, sq, hq].
 #include <stdint.h>
 
 namespace hal::kernel_params {
@@ -26,6 +31,10 @@ struct AttentionParams {
   uint8_t qkv_type, y_type;
   uint8_t causal;
   float scale;
+  // Appended after the forward's fields, so the kernels that do not write
+  // lse read the same offsets as before; null when lse is not asked.
+  float* lse;
+  int64_t lse_stride[3];
 };
 
 }  // namespace hal::kernel_params

@@ -11,6 +11,9 @@
 //   the shared memory;
 // and hal_attention_general (ptx/kernels/attention_general.cu: any head dims,
 // strides and float dtype, one warp per (batch, query, head)) otherwise.
+// With the lse output the same choice picks the *_lse variant of either
+// kernel (never run on a GPU: the support matrix admits lse only with
+// HAL_GPU_UNVERIFIED=1).
 #include <atomic>
 #include <cstdint>
 
@@ -57,8 +60,12 @@ const char* flash_kernel(CudaStream& s, const AttentionCall& call, const kernel_
   if (static_cast<std::int64_t>(ptx::flash_shared_bytes(p.d)) > stream_caps(s).max_shared_per_block_optin)
     return nullptr;
   if (!path_enabled("flash")) return nullptr;
-  if (t == DType::f16) return p.d == 64 ? "hal_attention_flash_f16_d64" : "hal_attention_flash_f16_d128";
-  return p.d == 64 ? "hal_attention_flash_bf16_d64" : "hal_attention_flash_bf16_d128";
+  static constexpr const char* kNames[2][2][2] = {
+      {{"hal_attention_flash_f16_d64", "hal_attention_flash_f16_d128"},
+       {"hal_attention_flash_bf16_d64", "hal_attention_flash_bf16_d128"}},
+      {{"hal_attention_flash_f16_d64_lse", "hal_attention_flash_f16_d128_lse"},
+       {"hal_attention_flash_bf16_d64_lse", "hal_attention_flash_bf16_d128_lse"}}};
+  return kNames[p.lse != nullptr][t == DType::bf16][p.d == 128];
 }
 
 }  // namespace
@@ -68,7 +75,7 @@ std::uint64_t attention_flash_launch_count() noexcept { return g_flash_launches.
 void run_attention(CudaStream& s, const AttentionCall& call) {
   const kernel_params::AttentionParams p = gpu::attention_params(call, "cuda");
   const std::int64_t rows = p.batch * p.sq * p.hq;
-  if (rows == 0 || p.dv == 0) return;
+  if (rows == 0 || (p.dv == 0 && p.lse == nullptr)) return;  // dv == 0 still writes lse
 
   // Unverified (never run): only with HAL_GPU_UNVERIFIED=1; today's flash
   // kernel stays the default.
@@ -91,7 +98,7 @@ void run_attention(CudaStream& s, const AttentionCall& call) {
   LaunchShape shape;
   shape.grid[0] = static_cast<unsigned>(blocks);
   shape.block[0] = 32 * kWarpsPerBlock;
-  launch(s, "hal_attention_general", shape, p);
+  launch(s, p.lse != nullptr ? "hal_attention_general_lse" : "hal_attention_general", shape, p);
 }
 
 }  // namespace hal::cuda

@@ -34,6 +34,7 @@ void run_adamw(CudaStream& s, const AdamwCall& call);
 void run_global_norm(CudaStream& s, const GlobalNormCall& call);
 void run_cross_entropy(CudaStream& s, const CrossEntropyCall& call);
 void run_embedding_backward(CudaStream& s, const EmbeddingBackwardCall& call);
+void run_attention_backward(CudaStream& s, const AttentionBackwardCall& call);
 // Scaled FP8 (cuda_fp8.cpp).
 void run_quantize_fp8(CudaStream& s, const QuantizeFp8Call& call);
 void run_dequantize_fp8(CudaStream& s, const DequantizeFp8Call& call);

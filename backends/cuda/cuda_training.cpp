@@ -5,7 +5,10 @@
 #include "backends/cuda/cuda_kernel_args.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_stream.h"
+#include "backends/gpu/attention_backward_launcher.h"
 #include "backends/gpu/training_launcher.h"
+#include "backends/cuda/cuda_paths.h"
+#include "ptx/kernels/attention_backward_geometry.h"
 
 namespace hal::cuda {
 
@@ -32,6 +35,17 @@ void run_global_norm(CudaStream& s, const GlobalNormCall& c) { gpu::run_global_n
 void run_cross_entropy(CudaStream& s, const CrossEntropyCall& c) { gpu::run_cross_entropy<CudaTraining>(s, c); }
 void run_embedding_backward(CudaStream& s, const EmbeddingBackwardCall& c) {
   gpu::run_embedding_backward<CudaTraining>(s, c);
+}
+
+// The mma.sync kernels (attention_backward_mma.cu, sm_80+: every target of the
+// build) unless HAL_CUDA_DISABLE=attention_bwd_mma; the device's opt-in
+// shared memory bounds them.
+void run_attention_backward(CudaStream& s, const AttentionBackwardCall& c) {
+  gpu::AttentionBackwardTarget target;
+  target.warp_size = 32;
+  target.tensor_cores = path_enabled("attention_bwd_mma");
+  target.max_shared_per_block = stream_caps(s).max_shared_per_block_optin;
+  gpu::run_attention_backward<CudaTraining>(s, c, target);
 }
 
 }  // namespace hal::cuda

@@ -43,6 +43,7 @@ template <class Stream> void run_op(Stream& s, const OpCall& call) {
         else if constexpr (std::is_same_v<T, GlobalNormCall>) run_global_norm(s, c);
         else if constexpr (std::is_same_v<T, CrossEntropyCall>) run_cross_entropy(s, c);
         else if constexpr (std::is_same_v<T, EmbeddingBackwardCall>) run_embedding_backward(s, c);
+        else if constexpr (std::is_same_v<T, AttentionBackwardCall>) run_attention_backward(s, c);
         else if constexpr (std::is_same_v<T, QuantizeFp8Call>) run_quantize_fp8(s, c);
         else if constexpr (std::is_same_v<T, DequantizeFp8Call>) run_dequantize_fp8(s, c);
         else if constexpr (std::is_same_v<T, GemmFp8Call>) run_gemm_fp8(s, c);

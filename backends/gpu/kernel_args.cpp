@@ -363,6 +363,10 @@ kp::AttentionParams attention_params(const AttentionCall& c, const char* backend
   p.y_type = static_cast<std::uint8_t>(c.y.dtype);
   p.causal = c.causal;
   p.scale = c.scale;
+  if (c.lse) {  // f32 on a GPU (the support matrix declines the f64 oracle form)
+    p.lse = static_cast<float*>(c.lse->first());
+    for (int d = 0; d < 3; ++d) p.lse_stride[d] = c.lse->strides[d];
+  }
   return p;
 }
 

@@ -15,6 +15,7 @@
 #include "hal/op.h"
 #include "hal/tensor.h"
 #include "kernel_params/attention.h"
+#include "kernel_params/attention_backward.h"
 #include "kernel_params/cast_copy.h"
 #include "kernel_params/elementwise.h"
 #include "kernel_params/fp8.h"
@@ -84,6 +85,11 @@ kernel_params::RopeParams rope_backward_params(const RopeBackwardCall& call);
 kernel_params::GlobalNormPartialParams global_norm_partial_params(const Tensor& x, float* partials);
 // Pass 2: chunk_begin from the tensors' sizes (the partials' total is chunk_begin[tensors]).
 kernel_params::GlobalNormFinishParams global_norm_finish_params(const GlobalNormCall& call, const float* partials);
+
+// attention_backward: every tensor's pointer and strides; delta (the D
+// scratch) is the launcher's, left null. Throws unsupported (naming `backend`)
+// when a head count or head dim does not fit int32.
+kernel_params::AttentionBackwardParams attention_backward_params(const AttentionBackwardCall& call, const char* backend);
 
 // cross_entropy: the id check, and the rows once `counted` (the rows not
 // ignored, from the check) is known; row_loss is left null for sum / mean

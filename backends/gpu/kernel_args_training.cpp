@@ -3,6 +3,7 @@
 // shapes agree, dtypes are those the support matrix accepts.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "backends/gpu/kernel_args.h"
 #include "hal/error.h"
@@ -204,6 +205,44 @@ kp::CrossEntropyParams cross_entropy_params(const CrossEntropyCall& c, std::int6
   p.keep = 1.0f - smoothing;
   p.spread = p.vocab > 0 ? smoothing / static_cast<float>(p.vocab) : 0.0f;
   p.weight = c.reduction == LossReduction::mean ? 1.0f / static_cast<float>(counted) : 1.0f;
+  return p;
+}
+
+kp::AttentionBackwardParams attention_backward_params(const AttentionBackwardCall& c, const char* backend) {
+  kp::AttentionBackwardParams p{};
+  p.q = c.q.first();
+  p.k = c.k.first();
+  p.v = c.v.first();
+  p.y = c.y.first();
+  p.dy = c.dy.first();
+  p.lse = static_cast<const float*>(c.lse.first());
+  p.dq = c.dq.first();
+  p.dk = c.dk.first();
+  p.dv = c.dv.first();
+  for (int d = 0; d < 4; ++d) {
+    p.q_stride[d] = c.q.strides[d];
+    p.k_stride[d] = c.k.strides[d];
+    p.v_stride[d] = c.v.strides[d];
+    p.y_stride[d] = c.y.strides[d];
+    p.dy_stride[d] = c.dy.strides[d];
+    p.dq_stride[d] = c.dq.strides[d];
+    p.dk_stride[d] = c.dk.strides[d];
+    p.dv_stride[d] = c.dv.strides[d];
+  }
+  for (int d = 0; d < 3; ++d) p.lse_stride[d] = c.lse.strides[d];
+  p.batch = c.q.shape[0];
+  p.sq = c.q.shape[1];
+  p.sk = c.k.shape[1];
+  constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
+  if (c.q.shape[2] > kMax32 || c.k.shape[2] > kMax32 || c.q.shape[3] > kMax32 || c.v.shape[3] > kMax32)
+    throw_unsupported(backend, "attention_backward", "head counts and head dims below 2^31");
+  p.hq = static_cast<std::int32_t>(c.q.shape[2]);
+  p.hkv = static_cast<std::int32_t>(c.k.shape[2]);
+  p.d = static_cast<std::int32_t>(c.q.shape[3]);
+  p.dv_dim = static_cast<std::int32_t>(c.v.shape[3]);
+  p.dtype = static_cast<std::uint8_t>(c.q.dtype);
+  p.causal = c.causal;
+  p.scale = c.scale;
   return p;
 }
 

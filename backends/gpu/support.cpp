@@ -64,6 +64,8 @@ Support training_support(std::string_view backend, const OpCall& call) {
         } else if constexpr (std::is_same_v<T, CrossEntropyCall>) {
           if (c.loss.dtype != DType::f32) return no(backend, call, c.loss.dtype);
           return unverified(backend, is_compute_float(c.logits.dtype), call, c.logits.dtype);
+        } else if constexpr (std::is_same_v<T, AttentionBackwardCall>) {
+          return unverified(backend, is_compute_float(c.q.dtype), call, c.q.dtype);  // lse: f32 (ops/ checks it)
         } else if constexpr (std::is_same_v<T, GlobalNormCall>) {
           for (const Tensor& x : c.xs)
             if (!is_compute_float(x.dtype)) return no(backend, call, x.dtype);
@@ -92,7 +94,7 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
                            std::is_same_v<T, SoftmaxBackwardCall> || std::is_same_v<T, NormBackwardCall> ||
                            std::is_same_v<T, RopeBackwardCall> || std::is_same_v<T, AdamwCall> ||
                            std::is_same_v<T, GlobalNormCall> || std::is_same_v<T, CrossEntropyCall> ||
-                           std::is_same_v<T, EmbeddingBackwardCall>)
+                           std::is_same_v<T, EmbeddingBackwardCall> || std::is_same_v<T, AttentionBackwardCall>)
           return training_support(backend, call);
         else if constexpr (std::is_same_v<T, BinaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
         else if constexpr (std::is_same_v<T, UnaryCall>) return when(backend, is_gpu_float(c.y.dtype), call, c.y.dtype);
@@ -109,10 +111,16 @@ Support gpu_supports_call(std::string_view backend, const OpCall& call) {
         } else if constexpr (std::is_same_v<T, GemmCall>) {
           return when(backend, is_compute_float(c.a.dtype) && c.a.dtype == c.b.dtype, call, c.a.dtype);
         } else if constexpr (std::is_same_v<T, AttentionCall>) {
-          // The GPU attention kernels do not write the row log-sum-exp yet.
-          if (c.lse)
-            return Support{false, fmt::format("{}: attention with the lse output has no GPU kernel yet (it runs on "
-                                              "the cpu device)", backend)};
+          // The kernels' lse variants (f32 lse) never ran on a GPU.
+          if (c.lse) {
+            if (c.lse->dtype != DType::f32) return no(backend, call, c.lse->dtype);
+            if (!is_compute_float(c.q.dtype)) return no(backend, call, c.q.dtype);
+            if (!gpu::unverified_kernels_enabled())
+              return Support{false, fmt::format("{}: the attention kernels' lse variants were compiled but have never "
+                                                "run on a GPU; set {}=1 to use them (docs/performance.md, "
+                                                "'Unverified GPU kernels')", backend, gpu::kUnverifiedKernelsEnv)};
+            return Support{};
+          }
           return when(backend, is_compute_float(c.q.dtype), call, c.q.dtype);
         } else if constexpr (std::is_same_v<T, ReduceCall>) {
           return when(backend, is_compute_float(c.x.dtype), call, c.x.dtype);

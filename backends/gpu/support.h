@@ -12,13 +12,13 @@
 
 namespace hal {
 
-// The op calls no GPU kernel implements yet (attention_backward runs on the
-// CPU only): the support matrix declines them by name, and the dispatch has
-// no launcher to find for them. The other training ops (embedding_backward
-// among them) have kernels that compiled but never ran on a GPU: the matrix
-// declines them unless HAL_GPU_UNVERIFIED=1 (unverified.h).
+// The op calls no GPU kernel implements yet: the support matrix declines
+// them by name, and the dispatch has no launcher to find for them. None
+// today: every training op (embedding_backward and attention_backward
+// included) has kernels that compiled but never ran on a GPU, which the
+// matrix declines unless HAL_GPU_UNVERIFIED=1 (unverified.h).
 template <class Call>
-inline constexpr bool gpu_lacks_kernel_v = std::is_same_v<Call, AttentionBackwardCall>;
+inline constexpr bool gpu_lacks_kernel_v = false;
 
 Support gpu_supports_call(std::string_view backend, const OpCall& call);
 

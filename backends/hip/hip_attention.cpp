@@ -7,7 +7,9 @@
 //   the path is not disabled (HAL_HIP_DISABLE=flash, or =all);
 // and attention_general (hip/kernels/attention_general.hip: any strides,
 // dtypes and head dims up to 256, one wave64 per (batch, query, head) row)
-// otherwise. f32 always takes the general kernel.
+// otherwise. f32 always takes the general kernel. With the lse output the
+// same choice picks the *_lse variant of either kernel (never run on a GPU:
+// the support matrix admits lse only with HAL_GPU_UNVERIFIED=1).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,12 +27,10 @@
 
 namespace hal::hip {
 
-namespace {
-
 // False when `path` is listed in $HAL_HIP_DISABLE (comma-separated, "all"
 // disables every fast path; read once per process), to bisect a wrong answer
 // on a GPU without rebuilding, as HAL_CUDA_DISABLE does for the CUDA backend.
-bool path_enabled(std::string_view path) {
+bool hip_path_enabled(std::string_view path) {
   static const std::string disabled = [] {
     const char* v = std::getenv("HAL_HIP_DISABLE");
     return std::string(",") + (v ? v : "") + ",";
@@ -38,6 +38,8 @@ bool path_enabled(std::string_view path) {
   if (disabled.find(",all,") != std::string::npos) return false;
   return disabled.find(std::string(",") + std::string(path) + ",") == std::string::npos;
 }
+
+namespace {
 
 bool rows_are_16_byte_aligned(const Tensor& t) {
   if (t.strides[3] != 1) return false;
@@ -62,8 +64,11 @@ const char* flash_kernel(const AttentionCall& c, const kernel_params::AttentionP
   if (caps.max_shared_per_block > 0 &&
       static_cast<std::int64_t>(kernels::flash_lds_bytes(static_cast<int>(p.d))) > caps.max_shared_per_block)
     return nullptr;
-  if (t == DType::f16) return p.d == 64 ? "attention_flash_f16_d64" : "attention_flash_f16_d128";
-  return p.d == 64 ? "attention_flash_bf16_d64" : "attention_flash_bf16_d128";
+  static constexpr const char* kNames[2][2][2] = {
+      {{"attention_flash_f16_d64", "attention_flash_f16_d128"}, {"attention_flash_bf16_d64", "attention_flash_bf16_d128"}},
+      {{"attention_flash_f16_d64_lse", "attention_flash_f16_d128_lse"},
+       {"attention_flash_bf16_d64_lse", "attention_flash_bf16_d128_lse"}}};
+  return kNames[p.lse != nullptr][t == DType::bf16][p.d == 128];
 }
 
 }  // namespace
@@ -78,7 +83,7 @@ AttentionLaunch attention_launch(const AttentionCall& c, const HipDeviceCaps& ca
                                                     "(the kernel holds at most {} per row in registers)",
                                                     p.d, p.dv, kernels::kAttentionMaxHeadDim));
   const std::int64_t rows = p.batch * p.sq * p.hq;
-  if (rows == 0 || p.dv == 0) return l;
+  if (rows == 0 || (p.dv == 0 && p.lse == nullptr)) return l;  // dv == 0 still writes lse
 
   if (const char* flash = flash_enabled ? flash_kernel(c, p, caps) : nullptr) {
     l.kernel = flash;
@@ -90,14 +95,14 @@ AttentionLaunch attention_launch(const AttentionCall& c, const HipDeviceCaps& ca
   }
 
   constexpr int kRowsPerBlock = kernels::kAttentionThreads / 64;
-  l.kernel = "attention_general";
+  l.kernel = p.lse != nullptr ? "attention_general_lse" : "attention_general";
   l.shape.block[0] = kernels::kAttentionThreads;
   l.shape.grid[0] = static_cast<unsigned>(std::min<std::int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 1 << 20));
   return l;
 }
 
 void run_attention(HipStream& s, const AttentionCall& c) {
-  const AttentionLaunch l = attention_launch(c, stream_caps(s), path_enabled("flash"));
+  const AttentionLaunch l = attention_launch(c, stream_caps(s), hip_path_enabled("flash"));
   if (l.kernel != nullptr) launch(s, l.kernel, l.shape, l.params);
 }
 

@@ -2,6 +2,8 @@
 // Host launchers of the HIP kernels, one file per op family
 // (backends/hip/hip_<family>.cpp). Each receives a call validated by ops/
 // and picks the kernel (fast path or general fallback) and launch geometry.
+#include <string_view>
+
 #include "hal/device.h"
 #include "hal/op.h"
 #include "backends/hip/hip_launch.h"
@@ -36,6 +38,11 @@ void run_adamw(HipStream& s, const AdamwCall& call);
 void run_global_norm(HipStream& s, const GlobalNormCall& call);
 void run_cross_entropy(HipStream& s, const CrossEntropyCall& call);
 void run_embedding_backward(HipStream& s, const EmbeddingBackwardCall& call);
+void run_attention_backward(HipStream& s, const AttentionBackwardCall& call);
+
+// False when `path` is listed in $HAL_HIP_DISABLE (comma-separated; "all"
+// disables every fast path): flash, attention_bwd_mfma (hip_attention.cpp).
+bool hip_path_enabled(std::string_view path);
 // Scaled FP8 (hip_fp8.cpp).
 void run_quantize_fp8(HipStream& s, const QuantizeFp8Call& call);
 void run_dequantize_fp8(HipStream& s, const DequantizeFp8Call& call);

@@ -5,6 +5,7 @@
 #include "backends/hip/hip_kernel_args.h"
 #include "backends/hip/hip_ops.h"
 #include "backends/hip/hip_stream.h"
+#include "backends/gpu/attention_backward_launcher.h"
 #include "backends/gpu/training_launcher.h"
 
 namespace hal::hip {
@@ -34,5 +35,16 @@ void run_adamw(HipStream& s, const AdamwCall& c) { gpu::run_adamw<HipTraining>(s
 void run_global_norm(HipStream& s, const GlobalNormCall& c) { gpu::run_global_norm<HipTraining>(s, c); }
 void run_cross_entropy(HipStream& s, const CrossEntropyCall& c) { gpu::run_cross_entropy<HipTraining>(s, c); }
 void run_embedding_backward(HipStream& s, const EmbeddingBackwardCall& c) { gpu::run_embedding_backward<HipTraining>(s, c); }
+
+// The MFMA kernels (hip/kernels/attention_backward_mfma.hip) unless
+// HAL_HIP_DISABLE=attention_bwd_mfma (or =all), the wave64 kernels
+// (attention_backward_general.hip) for every other shape.
+void run_attention_backward(HipStream& s, const AttentionBackwardCall& c) {
+  gpu::AttentionBackwardTarget target;
+  target.warp_size = 64;
+  target.tensor_cores = hip_path_enabled("attention_bwd_mfma");
+  target.mfma = true;
+  gpu::run_attention_backward<HipTraining>(s, c, target);
+}
 
 }  // namespace hal::hip

@@ -26,6 +26,11 @@
 //                 when the tile is staged).
 // The O^T accumulator gives lane l channels 8*(r/4) + 4*(l/32) + 0..3 of
 // query l % 32: one 8-byte store per 4 registers.
+//
+// The *_lse kernels also write the row log-sum-exp (p.lse): (m + log2 l) ln 2
+// from the same state as y (m in the log2 domain): -inf for a row with no
+// visible key or all scores -inf (m = -inf, l = 0), NaN after a NaN score, as
+// cpu_ref's row_lse. The kernels without lse are the verified ones, unchanged.
 #include <hip/hip_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -138,7 +143,7 @@ __device__ __forceinline__ void store_tile(uint16_t* k_lds, uint16_t* vt_lds, co
   }
 }
 
-template <class Fmt, int D>
+template <class Fmt, int D, bool kLse>
 __device__ __forceinline__ void flash_forward(const AttentionParams& p) {
   using Cfg = FlashConfig<Fmt, D>;
   using Mma = Mfma32x32x8<Fmt::kDType>;
@@ -290,6 +295,9 @@ __device__ __forceinline__ void flash_forward(const AttentionParams& p) {
   if (qi >= p.sq) return;
   const bool empty = row_l == 0.0f;
   const float inv = empty ? 0.0f : 1.0f / row_l;
+  if (kLse && half == 0)
+    p.lse[b * p.lse_stride[0] + qi * p.lse_stride[1] + h * p.lse_stride[2]] =
+        (row_m + log2f(row_l)) * 0.6931471805599453f;
   uint16_t* yr = yg + qi * p.y_stride[1];
 #pragma unroll
   for (int c = 0; c < Cfg::kDBlocks; ++c)
@@ -308,13 +316,17 @@ __device__ __forceinline__ void flash_forward(const AttentionParams& p) {
 // AGPRs) per lane, so two workgroups share a CU by registers as well as by
 // LDS (~17 KiB each); left free, the compiler hoists every LDS fragment and
 // takes ~300, one wave per SIMD.
-#define HAL_FLASH_KERNEL(name, Fmt, D)                                                       \
+#define HAL_FLASH_KERNEL(name, Fmt, D, LSE)                                                  \
   extern "C" __global__ __launch_bounds__(kFlashThreads) __attribute__((amdgpu_waves_per_eu(2))) void name( \
       AttentionParams p) {                                                                   \
-    flash_forward<Fmt, D>(p);                                                                \
+    flash_forward<Fmt, D, LSE>(p);                                                           \
   }
-HAL_FLASH_KERNEL(attention_flash_f16_d64, F16Format, 64)
-HAL_FLASH_KERNEL(attention_flash_f16_d128, F16Format, 128)
-HAL_FLASH_KERNEL(attention_flash_bf16_d64, Bf16Format, 64)
-HAL_FLASH_KERNEL(attention_flash_bf16_d128, Bf16Format, 128)
+HAL_FLASH_KERNEL(attention_flash_f16_d64, F16Format, 64, false)
+HAL_FLASH_KERNEL(attention_flash_f16_d128, F16Format, 128, false)
+HAL_FLASH_KERNEL(attention_flash_bf16_d64, Bf16Format, 64, false)
+HAL_FLASH_KERNEL(attention_flash_bf16_d128, Bf16Format, 128, false)
+HAL_FLASH_KERNEL(attention_flash_f16_d64_lse, F16Format, 64, true)
+HAL_FLASH_KERNEL(attention_flash_f16_d128_lse, F16Format, 128, true)
+HAL_FLASH_KERNEL(attention_flash_bf16_d64_lse, Bf16Format, 64, true)
+HAL_FLASH_KERNEL(attention_flash_bf16_d128_lse, Bf16Format, 128, true)
 #undef HAL_FLASH_KERNEL

@@ -7,6 +7,12 @@
 // per query row. f16/bf16 calls with head dim 64 or 128 and 16-byte rows run
 // on attention_flash.hip instead (the launcher, hip_attention.cpp, decides).
 // A row whose keys are all masked gives zeros, as softmax does.
+//
+// attention_general_lse also writes the row log-sum-exp (p.lse,
+// kernel_params/attention.h) from a second running state (lm, ll) whose
+// rescale avoids -inf - -inf (the y state's corr is NaN while every score so
+// far is -inf), so that a row of -inf scores gives -inf and a NaN score NaN,
+// as cpu_ref's row_lse. The kernel without lse is the verified one, unchanged.
 #include <hip/hip_runtime.h>
 
 #include "attention_geometry.h"
@@ -18,7 +24,8 @@ using namespace hal::hip;
 using namespace hal::hip::kernels;
 using namespace hal::kernel_params;
 
-extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_general(AttentionParams p) {
+template <bool kLse>
+__device__ __forceinline__ void attention_rows(const AttentionParams& p) {
   constexpr int kPerLane = kAttentionMaxHeadDim / kWaveSize;
   const int lane = lane_id();
   const int64_t rows = p.batch * p.sq * p.hq;
@@ -44,6 +51,7 @@ extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_genera
       end = limit < 0 ? 0 : (limit < p.sk ? limit : p.sk);
     }
     float m = -INFINITY, l = 0.0f;
+    float lm = -INFINITY, ll = 0.0f;  // kLse only
     for (int64_t j = 0; j < end; ++j) {
       const int64_t kb = b * p.k_stride[0] + j * p.k_stride[1] + kvh * p.k_stride[2];
       float part = 0.0f;
@@ -57,6 +65,11 @@ extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_genera
       const float corr = expf(m - m_new);
       const float w = expf(s - m_new);  // NaN score -> NaN weight -> NaN row, as softmax
       l = l * corr + w;
+      if (kLse) {
+        const float lm_use = m_new == -INFINITY ? 0.0f : m_new;
+        ll = ll * expf(lm - lm_use) + expf(s - lm_use);
+        lm = m_new;
+      }
       const int64_t vb = b * p.v_stride[0] + j * p.v_stride[1] + kvh * p.v_stride[2];
 #pragma unroll
       for (int t = 0; t < kPerLane; ++t) {
@@ -73,5 +86,13 @@ extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_genera
         store_f32(p.y, p.y_type, b * p.y_stride[0] + i * p.y_stride[1] + h * p.y_stride[2] + c * p.y_stride[3],
                   end > 0 ? acc[t] * inv_l : 0.0f);
     }
+    if (kLse && lane == 0) p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = lm + logf(ll);
   }
+}
+
+extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_general(AttentionParams p) {
+  attention_rows<false>(p);
+}
+extern "C" __global__ __launch_bounds__(kAttentionThreads) void attention_general_lse(AttentionParams p) {
+  attention_rows<true>(p);
 }

@@ -13,6 +13,12 @@
 // (p = hi + mid [+ lo]) each multiplied with V (exact in 16 bits): 3 parts
 // for bf16 (24 bits), 2 for f16 (22 bits). This costs extra P V mma's but
 // keeps the result within fp32-accumulation error of the reference.
+//
+// The *_lse kernels also write the row log-sum-exp (p.lse): the running max
+// (log2 domain) plus log2 of the row sum, times ln 2, from the same state as
+// y. Rows with no visible key or all scores -inf have m = -inf, l = 0: -inf,
+// as cpu_ref's row_lse; a NaN score makes l, hence lse, NaN. The kernels
+// without lse are the verified ones, unchanged.
 #include <math.h>
 #include <stdint.h>
 
@@ -77,7 +83,7 @@ __device__ __forceinline__ void load_tile(uint16_t* tile, const uint16_t* base, 
   }
 }
 
-template <class T, int D>
+template <class T, int D, bool kLse>
 __device__ __forceinline__ void flash_forward(const AttentionParams& p) {
   using Mma = typename T::Mma;
   constexpr int BM = kFlashBlockQ, BN = kFlashBlockK;
@@ -244,6 +250,9 @@ __device__ __forceinline__ void flash_forward(const AttentionParams& p) {
     if (i >= p.sq) continue;
     const bool empty = row_l[r] == 0.0f;
     const float inv = empty ? 0.0f : 1.0f / row_l[r];
+    if (kLse && qd == 0)
+      p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] =
+          (row_m[r] + log2f(row_l[r])) * 0.6931471805599453f;
     uint16_t* yr = yg + i * p.y_stride[1];
 #pragma unroll
     for (int n = 0; n < ND; ++n) {
@@ -255,12 +264,16 @@ __device__ __forceinline__ void flash_forward(const AttentionParams& p) {
 
 }  // namespace
 
-#define HAL_FLASH_KERNEL(name, T, D)                                                        \
+#define HAL_FLASH_KERNEL(name, T, D, LSE)                                                   \
   extern "C" __global__ void __launch_bounds__(32 * kFlashWarps) name(AttentionParams p) { \
-    flash_forward<T, D>(p);                                                                 \
+    flash_forward<T, D, LSE>(p);                                                            \
   }
-HAL_FLASH_KERNEL(hal_attention_flash_f16_d64, F16Traits, 64)
-HAL_FLASH_KERNEL(hal_attention_flash_f16_d128, F16Traits, 128)
-HAL_FLASH_KERNEL(hal_attention_flash_bf16_d64, Bf16Traits, 64)
-HAL_FLASH_KERNEL(hal_attention_flash_bf16_d128, Bf16Traits, 128)
+HAL_FLASH_KERNEL(hal_attention_flash_f16_d64, F16Traits, 64, false)
+HAL_FLASH_KERNEL(hal_attention_flash_f16_d128, F16Traits, 128, false)
+HAL_FLASH_KERNEL(hal_attention_flash_bf16_d64, Bf16Traits, 64, false)
+HAL_FLASH_KERNEL(hal_attention_flash_bf16_d128, Bf16Traits, 128, false)
+HAL_FLASH_KERNEL(hal_attention_flash_f16_d64_lse, F16Traits, 64, true)
+HAL_FLASH_KERNEL(hal_attention_flash_f16_d128_lse, F16Traits, 128, true)
+HAL_FLASH_KERNEL(hal_attention_flash_bf16_d64_lse, Bf16Traits, 64, true)
+HAL_FLASH_KERNEL(hal_attention_flash_bf16_d128_lse, Bf16Traits, 128, true)
 #undef HAL_FLASH_KERNEL

@@ -5,6 +5,14 @@
 // Output channels are processed in slices of kMaxDvSlice (the scores are
 // recomputed per slice), so every dv works. The correct-for-every-call
 // fallback behind the tensor-core kernel.
+//
+// hal_attention_general_lse also writes the row log-sum-exp (p.lse,
+// kernel_params/attention.h): m + log(l) of the same running state, in
+// natural units since the scores here are not in the log2 domain; a NaN score
+// seen anywhere makes it NaN (the block loop skips blocks whose scores are all
+// NaN or -inf, so l alone would miss a row of NaNs). With dv == 0 the slice
+// loop still runs once, for lse. The kernel without lse is the verified one,
+// unchanged.
 #include <math.h>
 
 #include "ptx/element.cuh"
@@ -19,7 +27,8 @@ constexpr int kMaxDvSlice = 32 * kPerLane;
 using namespace hal::ptx;
 using namespace hal::kernel_params;
 
-extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock) hal_attention_general(AttentionParams p) {
+template <bool kLse>
+__device__ __forceinline__ void attention_general(const AttentionParams& p) {
   const int lane = threadIdx.x % 32;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   const int64_t rows = p.batch * p.sq * p.hq;
@@ -40,7 +49,8 @@ extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock) hal_attention_
   const int64_t v0 = b * p.v_stride[0] + kvh * p.v_stride[2];
   const int64_t y0 = b * p.y_stride[0] + i * p.y_stride[1] + h * p.y_stride[2];
 
-  for (int c0 = 0; c0 < p.dv; c0 += kMaxDvSlice) {
+  for (int c0 = 0; c0 < p.dv || (kLse && c0 == 0); c0 += kMaxDvSlice) {
+    bool nan_seen = false;  // kLse only
     float acc[kPerLane];
 #pragma unroll
     for (int u = 0; u < kPerLane; ++u) acc[u] = 0.0f;
@@ -55,6 +65,7 @@ extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock) hal_attention_
           dot = fmaf(load_as_float(p.q, t, q0 + c * p.q_stride[3]), load_as_float(p.k, t, kr + c * p.k_stride[3]), dot);
         s = p.scale * dot;
       }
+      if (kLse) nan_seen = nan_seen || __any_sync(0xffffffffu, s != s);
       float blk_max = s;
       for (int off = 16; off > 0; off >>= 1) blk_max = fmaxf(blk_max, __shfl_xor_sync(0xffffffffu, blk_max, off));
       const float m_new = fmaxf(m, blk_max);
@@ -84,5 +95,15 @@ extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock) hal_attention_
       const int c = c0 + lane + 32 * u;
       if (c < p.dv) store_from_float(p.y, yt, y0 + c * p.y_stride[3], empty ? 0.0f : acc[u] / l);
     }
+    // m = -inf, l = 0 (no key, or every score -inf) gives -inf + log(0) = -inf.
+    if (kLse && c0 == 0 && lane == 0)
+      p.lse[b * p.lse_stride[0] + i * p.lse_stride[1] + h * p.lse_stride[2]] = nan_seen ? NAN : m + logf(l);
   }
+}
+
+extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock) hal_attention_general(AttentionParams p) {
+  attention_general<false>(p);
+}
+extern "C" __global__ void __launch_bounds__(32 * kWarpsPerBlock) hal_attention_general_lse(AttentionParams p) {
+  attention_general<true>(p);
 }

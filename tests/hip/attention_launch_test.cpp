@@ -49,6 +49,22 @@ TEST(HipHost, AttentionFlashTakesF16AndBf16HeadDims64And128) {
   EXPECT_EQ(kernel_of(call(DType::bf16, 1, 7, 9, 2, 2, 128, 128)), "attention_flash_bf16_d128");
 }
 
+// With the lse output the same choice takes the *_lse variant of each kernel;
+// dv == 0 still launches (lse is written), without lse it launches nothing.
+TEST(HipHost, AttentionLseTakesTheLseVariantOfEitherKernel) {
+  float lse_storage[1] = {};
+  auto with_lse = [&](AttentionCall c) {
+    c.lse = Tensor::contiguous(lse_storage, nullptr, DType::f32, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2]});
+    return c;
+  };
+  EXPECT_EQ(kernel_of(with_lse(call(DType::f16, 1, 7, 9, 2, 2, 64, 64))), "attention_flash_f16_d64_lse");
+  EXPECT_EQ(kernel_of(with_lse(call(DType::bf16, 1, 7, 9, 2, 2, 128, 128))), "attention_flash_bf16_d128_lse");
+  EXPECT_EQ(kernel_of(with_lse(call(DType::f32, 1, 7, 9, 2, 2, 64, 64))), "attention_general_lse");
+  EXPECT_EQ(kernel_of(with_lse(call(DType::f16, 1, 7, 9, 2, 2, 64, 64)), false), "attention_general_lse");
+  EXPECT_EQ(kernel_of(with_lse(call(DType::f32, 1, 7, 9, 2, 2, 16, 0))), "attention_general_lse");
+  EXPECT_EQ(kernel_of(call(DType::f32, 1, 7, 9, 2, 2, 16, 0)), "(none)");
+}
+
 TEST(HipHost, AttentionFlashGridIsQueryTilesByHeadsByBatch) {
   AttentionCall c = call(DType::bf16, 3, 300, 257, 8, 2, 128, 128);
   c.causal = true;

@@ -211,6 +211,21 @@ TEST(GpuKernelArgs, AttentionSharesOneQkvDtypeAndRefusesHeadCountsBeyondInt32) {
   EXPECT_EQ(p.v_stride[2], 32);
   EXPECT_EQ(p.causal, 1);
   EXPECT_EQ(p.scale, 0.125f);
+  EXPECT_EQ(p.lse, nullptr);  // not asked: the kernels without lse
+
+  // The optional lse output: its pointer and its [b, sq, hq] strides (a view
+  // with a batch stride of its own, to tell the fields apart).
+  AttentionCall with_lse = c;
+  float lse_storage[64] = {};
+  Tensor lse = Tensor::contiguous(lse_storage, nullptr, DType::f32, Shape{2, 5, 8});
+  lse.strides = {48, 8, 1};
+  lse.offset = 3;
+  with_lse.lse = lse;
+  const kernel_params::AttentionParams pl = gpu::attention_params(with_lse, "test");
+  EXPECT_EQ(pl.lse, lse_storage + 3);
+  EXPECT_EQ(pl.lse_stride[0], 48);
+  EXPECT_EQ(pl.lse_stride[1], 8);
+  EXPECT_EQ(pl.lse_stride[2], 1);
 
   AttentionCall wide = c;
   wide.q = Tensor::contiguous(nullptr, nullptr, DType::f16, Shape{1, 1, std::int64_t{1} << 31, 1});

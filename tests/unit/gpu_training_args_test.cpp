@@ -267,6 +267,12 @@ OpCall embedding_backward_call(DType t) {
   c.dtable = Tensor::contiguous(nullptr, nullptr, t == DType::bf16 ? DType::f32 : t, Shape{9, 4});
   return c;
 }
+OpCall attention_backward_call(DType t) {
+  AttentionBackwardCall c;
+  c.q = c.k = c.v = c.y = c.dy = c.dq = c.dk = c.dv = Tensor::contiguous(nullptr, nullptr, t, Shape{1, 1, 2, 8});
+  c.lse = Tensor::contiguous(nullptr, nullptr, t == DType::f64 ? DType::f64 : DType::f32, Shape{1, 1, 2});
+  return c;
+}
 OpCall adamw_call(DType t) {
   AdamwCall c;
   c.param = c.grad = Tensor::contiguous(nullptr, nullptr, t, Shape{4});
@@ -277,7 +283,7 @@ OpCall adamw_call(DType t) {
 
 TEST(GpuTrainingSupport, UnverifiedKernelsAreDeclinedUnlessTheSwitchIsOn) {
   for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call, cross_entropy_call,
-                          embedding_backward_call}) {
+                          embedding_backward_call, attention_backward_call}) {
     for (DType t : {DType::f32, DType::bf16}) {
       const OpCall call = make(t);
       {
@@ -300,20 +306,40 @@ TEST(GpuTrainingSupport, UnverifiedKernelsAreDeclinedUnlessTheSwitchIsOn) {
   }
 }
 
-TEST(GpuTrainingSupport, TheSwitchNeverAdmitsF64OrOpsWithoutAKernel) {
+// Attention without lse is a verified kernel (always on); its lse variants are
+// behind the switch; the f64 oracle form never runs on a GPU.
+TEST(GpuTrainingSupport, AttentionLseIsBehindTheSwitch) {
+  auto make = [](DType t, bool with_lse) {
+    AttentionCall c;
+    c.q = Tensor::contiguous(nullptr, nullptr, t, Shape{1, 5, 2, 16});
+    c.k = Tensor::contiguous(nullptr, nullptr, t, Shape{1, 7, 2, 16});
+    c.v = c.k;
+    c.y = c.q;
+    if (with_lse)
+      c.lse = Tensor::contiguous(nullptr, nullptr, t == DType::f64 ? DType::f64 : DType::f32, Shape{1, 5, 2});
+    return OpCall{c};
+  };
+  {
+    UnverifiedSwitch off(nullptr);
+    EXPECT_TRUE(gpu_supports_call("cuda", make(DType::bf16, false)).ok);
+    const Support s = gpu_supports_call("cuda", make(DType::bf16, true));
+    EXPECT_FALSE(s.ok);
+    EXPECT_NE(s.reason.find("lse"), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find("HAL_GPU_UNVERIFIED=1"), std::string::npos) << s.reason;
+  }
+  UnverifiedSwitch on("1");
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) EXPECT_TRUE(gpu_supports_call("hip", make(t, true)).ok);
+  EXPECT_FALSE(gpu_supports_call("hip", make(DType::f64, true)).ok);
+}
+
+TEST(GpuTrainingSupport, TheSwitchNeverAdmitsF64) {
   UnverifiedSwitch on("1");
   for (const auto make : {unary_backward_call, norm_backward_call, rope_backward_call, adamw_call, cross_entropy_call,
-                          embedding_backward_call}) {
+                          embedding_backward_call, attention_backward_call}) {
     const Support s = gpu_supports_call("cuda", make(DType::f64));
     EXPECT_FALSE(s.ok);
     EXPECT_NE(s.reason.find("f64"), std::string::npos) << s.reason;
   }
-  AttentionBackwardCall ab;
-  ab.q = ab.k = ab.v = ab.y = ab.dy = ab.dq = ab.dk = ab.dv = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{1, 1, 2, 8});
-  ab.lse = Tensor::contiguous(nullptr, nullptr, DType::f32, Shape{1, 1, 2});
-  const Support s = gpu_supports_call("cuda", ab);
-  EXPECT_FALSE(s.ok);
-  EXPECT_NE(s.reason.find("no GPU kernel yet"), std::string::npos) << s.reason;
 }
 
 }  // namespace hal::gpu_test
