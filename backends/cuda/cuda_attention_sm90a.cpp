@@ -75,13 +75,6 @@ bool try_attention_sm90a(CudaStream& s, const AttentionCall& call, const kernel_
   k.a = p;
   k.m_tiles = plan.m_tiles;
   k.items = plan.items;
-  // TODO(merge, issue 24): once kernel_params::AttentionParams carries lse,
-  // take it from `p` (ptx/kernels/attention_sm90a_params.h says the same).
-  // Today the GPU backends decline calls with lse, so this stays unused.
-  if (call.lse && call.lse->dtype == DType::f32 && call.lse->rank() == 3) {
-    k.lse = static_cast<float*>(call.lse->first());
-    for (int i = 0; i < 3; ++i) k.lse_stride[i] = call.lse->strides[i];
-  }
   LaunchShape shape;
   shape.grid[0] = plan.grid;
   shape.block[0] = plan.threads;

@@ -339,8 +339,8 @@ __device__ __forceinline__ void consumer(const AttentionSm90aParams& p, const Sm
         *reinterpret_cast<uint32_t*>(yr + 8 * j + 2 * qd) = T::pack(x0, x1);
       }
       // Natural log-sum-exp of the scaled scores: row_m is in the log2 domain.
-      if (p.lse != nullptr && qd == 0)
-        p.lse[static_cast<int64_t>(it.w.b) * p.lse_stride[0] + i * p.lse_stride[1] + it.w.h * p.lse_stride[2]] =
+      if (a.lse != nullptr && qd == 0)
+        a.lse[static_cast<int64_t>(it.w.b) * a.lse_stride[0] + i * a.lse_stride[1] + it.w.h * a.lse_stride[2]] =
             empty ? -INFINITY : row_m[r] * 0.6931471805599453f + logf(row_l[r]);
     }
   }

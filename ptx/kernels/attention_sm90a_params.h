@@ -102,16 +102,10 @@ struct AttentionSm90aParams {
   TmaDescriptorBytes k_map;  // K as (d, sk, hkv, batch); box {64, kBlockK, 1, 1}
   TmaDescriptorBytes v_map;  // V as (dv, sk, hkv, batch); box {64, kBlockK, 1, 1}
   // Sizes, y (written from registers: channel stride 1, 4-byte aligned
-  // pairs), scale, causal; its q/k/v pointers are not read (the maps are).
+  // pairs), scale, causal and the optional lse (f32 [b, sq, hq], natural
+  // log-sum-exp, -inf for a row with no visible key); its q/k/v pointers are
+  // not read (the maps are).
   kernel_params::AttentionParams a;
-  // Optional row log-sum-exp, f32 [b, sq, hq] with lse_stride (elements);
-  // nullptr: not written.
-  // TODO(merge, issue 24): kernel_params::AttentionParams gains an `lse`
-  // field on another branch; when it lands, take the pointer and strides
-  // from there and drop these two fields (the launcher fills them from
-  // AttentionCall::lse today, which the GPU backends still decline).
-  float* lse = nullptr;
-  int64_t lse_stride[3] = {0, 0, 0};
   int32_t m_tiles = 0;  // ceil(sq / kBlockQ)
   int32_t items = 0;    // m_tiles * hq * batch, < 2^31
 };
