@@ -1,5 +1,6 @@
-// Host side of the CUDA decode GEMM: the shared plan, the stream's cached
-// workspace, two launches (pass 1 per M variant, pass 2 the reduction).
+// Host side of the CUDA decode GEMM: the gate (HAL_GPU_UNVERIFIED, the
+// "decode" path, mma.sync), then the shared launcher
+// (backends/gpu/gemm_decode_launcher.h) on CUDA's streams and kernel names.
 #include "backends/cuda/cuda_gemm_decode.h"
 
 #include <atomic>
@@ -7,7 +8,7 @@
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
-#include "backends/gpu/gemm_decode_plan.h"
+#include "backends/gpu/gemm_decode_launcher.h"
 #include "backends/gpu/unverified.h"
 #include "kernel_params/gemm_decode.h"
 
@@ -17,16 +18,23 @@ namespace {
 
 std::atomic<std::uint64_t> g_launches{0};
 
-constexpr int kMaxMTiles = 8;  // hal_gemm_decode_*_m64: 8 tiles of 8 rows
-
-const char* pass1_name(bool f16, int m_tiles) {
-  switch (m_tiles) {
-    case 1: return f16 ? "hal_gemm_decode_f16_m8" : "hal_gemm_decode_bf16_m8";
-    case 2: return f16 ? "hal_gemm_decode_f16_m16" : "hal_gemm_decode_bf16_m16";
-    case 4: return f16 ? "hal_gemm_decode_f16_m32" : "hal_gemm_decode_bf16_m32";
-    default: return f16 ? "hal_gemm_decode_f16_m64" : "hal_gemm_decode_bf16_m64";
+struct CudaDecode {
+  using Stream = CudaStream;
+  using LaunchShape = cuda::LaunchShape;
+  static constexpr int kTileM = kernel_params::kDecodeCudaTileM;
+  static constexpr int kMaxMTiles = 8;  // hal_gemm_decode_*_m64: 8 tiles of 8 rows
+  static constexpr unsigned kLanes = 32;
+  static constexpr const char* kReduceName = "hal_gemm_decode_reduce";
+  static int units(CudaStream& s) { return stream_caps(s).sm_count; }
+  static const char* pass1_name(bool f16, int m_tiles) {
+    switch (m_tiles) {
+      case 1: return f16 ? "hal_gemm_decode_f16_m8" : "hal_gemm_decode_bf16_m8";
+      case 2: return f16 ? "hal_gemm_decode_f16_m16" : "hal_gemm_decode_bf16_m16";
+      case 4: return f16 ? "hal_gemm_decode_f16_m32" : "hal_gemm_decode_bf16_m32";
+      default: return f16 ? "hal_gemm_decode_f16_m64" : "hal_gemm_decode_bf16_m64";
+    }
   }
-}
+};
 
 }  // namespace
 
@@ -34,27 +42,8 @@ std::uint64_t gemm_decode_launch_count() { return g_launches.load(); }
 
 bool try_gemm_decode(CudaStream& s, const GemmCall& call, const kernel_params::GemmParams& g) {
   if (!gpu::unverified_kernels_enabled() || !path_enabled("decode")) return false;
-  const CudaDeviceCaps& caps = stream_caps(s);
-  if (caps.cc_major < 8) return false;  // mma.sync
-  const gpu::DecodeGemmPlan plan =
-      gpu::plan_decode_gemm(g, caps.sm_count, kernel_params::kDecodeCudaTileM, kMaxMTiles);
-  if (!plan.ok) return false;
-
-  kernel_params::GemmDecodeParams p = gpu::decode_gemm_params(g, plan);
-  p.partial = static_cast<float*>(s.workspace(static_cast<std::size_t>(plan.workspace_floats) * sizeof(float)));
-  LaunchShape pass1;
-  pass1.grid[0] = static_cast<unsigned>(plan.ctas);
-  pass1.block[0] = 32 * kernel_params::kDecodeWarpsPerCta;
-  launch(s, pass1_name(call.a.dtype == DType::f16, plan.m_tiles), pass1, p);
-
-  kernel_params::GemmDecodeReduceParams r{};
-  r.g = g;
-  r.partial = p.partial;
-  r.splits = plan.splits;
-  LaunchShape pass2;
-  pass2.grid[0] = static_cast<unsigned>(plan.reduce_blocks);
-  pass2.block[0] = kernel_params::kDecodeReduceThreads;
-  launch(s, "hal_gemm_decode_reduce", pass2, r);
+  if (stream_caps(s).cc_major < 8) return false;  // mma.sync
+  if (!gpu::run_gemm_decode<CudaDecode>(s, call, g)) return false;
   g_launches.fetch_add(1);
   return true;
 }

@@ -13,25 +13,19 @@ namespace {
 CUdeviceptr dptr(const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p)); }
 }  // namespace
 
-CudaStream::CudaStream(CudaDevice& device) : device_(device), caps_(device.caps()) {
+CudaStream::CudaStream(CudaDevice& device) : device_(device), caps_(device.caps()), workspace_(device, *this) {
   device_.make_current();
   check(driver()->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), device_.name(), "cuStreamCreate");
 }
 
 CudaStream::CudaStream(CudaDevice& device, CUstream stream, int sm_count, std::shared_ptr<void> owner)
-    : device_(device), stream_(stream), caps_(device.caps()), owner_(std::move(owner)) {
+    : device_(device), stream_(stream), caps_(device.caps()), workspace_(device, *this), owner_(std::move(owner)) {
   caps_.sm_count = sm_count;
 }
 
 CudaStream::~CudaStream() {
   const Driver* d = driver();
-  if (workspace_ != nullptr) {
-    try {
-      synchronize();
-    } catch (...) {  // a broken stream: free anyway
-    }
-    device_.deallocate(workspace_);
-  }
+  workspace_.release();  // while the stream can still synchronise
   if (stream_ && d && d->cuCtxSetCurrent != nullptr) {
     try {
       device_.make_current();
@@ -66,19 +60,6 @@ void CudaStream::memset(void* dst, int value, std::size_t bytes) {
   device_.make_current();
   check(driver()->cuMemsetD8Async(dptr(dst), static_cast<unsigned char>(value), bytes, stream_), device_.name(),
         fmt::format("cuMemsetD8Async({} bytes)", bytes));
-}
-
-void* CudaStream::workspace(std::size_t bytes) {
-  if (bytes <= workspace_bytes_) return workspace_;
-  if (workspace_ != nullptr) {
-    synchronize();
-    device_.deallocate(workspace_);
-    workspace_ = nullptr;
-    workspace_bytes_ = 0;
-  }
-  workspace_ = device_.allocate(bytes);
-  workspace_bytes_ = bytes;
-  return workspace_;
 }
 
 void CudaStream::synchronize() {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "backends/cuda/cuda_launch.h"
+#include "backends/gpu/stream_workspace.h"
 #include "hal/device.h"
 
 namespace hal::cuda {
@@ -42,14 +43,13 @@ class CudaStream final : public StreamImpl {
   // waiting is safe because the stream is in order: the next call's kernels
   // start after the previous call's finished. Growing synchronises the stream
   // first (queued kernels may still read the old block).
-  void* workspace(std::size_t bytes);
+  void* workspace(std::size_t bytes) { return workspace_.get(bytes); }
 
  private:
   CudaDevice& device_;
   CUstream stream_ = nullptr;
   CudaDeviceCaps caps_;
-  void* workspace_ = nullptr;
-  std::size_t workspace_bytes_ = 0;
+  gpu::StreamWorkspace workspace_;  // its block is freed in ~Stream, before the handle
   std::shared_ptr<void> owner_;  // declared last: destroyed after the stream
 };
 

@@ -9,25 +9,19 @@
 
 namespace hal::hip {
 
-HipStream::HipStream(HipDevice& device) : device_(device), caps_(device.caps()) {
+HipStream::HipStream(HipDevice& device) : device_(device), caps_(device.caps()), workspace_(device, *this) {
   device_.make_current();
   check(driver()->hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking), device_.name(), "hipStreamCreateWithFlags");
 }
 
 HipStream::HipStream(HipDevice& device, hipStream_t stream, int compute_units, std::shared_ptr<void> owner)
-    : device_(device), stream_(stream), caps_(device.caps()), owner_(std::move(owner)) {
+    : device_(device), stream_(stream), caps_(device.caps()), workspace_(device, *this), owner_(std::move(owner)) {
   caps_.compute_units = compute_units;
 }
 
 HipStream::~HipStream() {
   const Driver* d = driver();
-  if (workspace_ != nullptr) {
-    try {
-      synchronize();
-    } catch (...) {  // a broken stream: free anyway
-    }
-    device_.deallocate(workspace_);
-  }
+  workspace_.release();  // while the stream can still synchronise
   if (stream_ && d) {
     try {
       device_.make_current();
@@ -57,19 +51,6 @@ void HipStream::memset(void* dst, int value, std::size_t bytes) {
   device_.make_current();
   check(driver()->hipMemsetAsync(dst, value & 0xFF, bytes, stream_), device_.name(),
         fmt::format("hipMemsetAsync({} bytes)", bytes));
-}
-
-void* HipStream::workspace(std::size_t bytes) {
-  if (bytes <= workspace_bytes_) return workspace_;
-  if (workspace_ != nullptr) {
-    synchronize();
-    device_.deallocate(workspace_);
-    workspace_ = nullptr;
-    workspace_bytes_ = 0;
-  }
-  workspace_ = device_.allocate(bytes);
-  workspace_bytes_ = bytes;
-  return workspace_;
 }
 
 void HipStream::synchronize() {

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "backends/gpu/stream_workspace.h"
 #include "backends/hip/hip_launch.h"
 #include "hal/device.h"
 
@@ -41,14 +42,13 @@ class HipStream final : public StreamImpl {
   // GEMM's partial sums), grow-only, freed with the stream. Reusing it without
   // waiting is safe because the stream is in order; growing synchronises the
   // stream first (queued kernels may still read the old block).
-  void* workspace(std::size_t bytes);
+  void* workspace(std::size_t bytes) { return workspace_.get(bytes); }
 
  private:
   HipDevice& device_;
   hipStream_t stream_ = nullptr;
   HipDeviceCaps caps_;
-  void* workspace_ = nullptr;
-  std::size_t workspace_bytes_ = 0;
+  gpu::StreamWorkspace workspace_;  // its block is freed in ~Stream, before the handle
   std::shared_ptr<void> owner_;
 };
 

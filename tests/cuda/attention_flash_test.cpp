@@ -23,6 +23,7 @@
 #include <string>
 
 #include "backends/cuda/cuda_paths.h"
+#include "attention_test_inputs.h"
 #include "kern_test_util.h"
 #include "ops/ops.h"
 
@@ -34,61 +35,7 @@ std::uint64_t attention_flash_launch_count() noexcept;
 namespace hal::cuda_test {
 namespace {
 
-struct FlashCase {
-  std::int64_t b, sq, sk, hq, hkv, d;
-  bool causal;
-  bool packed = false;  // q, k, v as views of one [b, s, hq + 2 hkv, d] buffer (sq == sk)
-};
-
-std::string describe(DType t, const FlashCase& c) {
-  return std::string(dtype_name(t)) + " b" + std::to_string(c.b) + " sq" + std::to_string(c.sq) + " sk" +
-         std::to_string(c.sk) + " hq" + std::to_string(c.hq) + " hkv" + std::to_string(c.hkv) + " d" +
-         std::to_string(c.d) + (c.causal ? " causal" : "") + (c.packed ? " packed" : "");
-}
-
-// Spacing of dtype t's values around |x| (f16 / bf16).
-double ulp_at(DType t, double x) {
-  const int mant = t == DType::f16 ? 10 : 7;
-  const int min_exp = t == DType::f16 ? -14 : -126;
-  int e = 0;
-  std::frexp(std::fabs(x), &e);  // |x| in [2^(e-1), 2^e)
-  return std::ldexp(1.0, std::max(e - 1, min_exp) - mant);
-}
-
-struct Inputs {
-  std::vector<HostTensor> tensors;
-  OpFn op;
-};
-
-Inputs make_inputs(DType t, const FlashCase& c) {
-  const ops::AttentionOptions opts{.scale = 0.0f, .causal = c.causal};
-  if (!c.packed) {
-    return {{random_tensor(t, Shape{c.b, c.sq, c.hq, c.d}, -1, 1, 51),
-             random_tensor(t, Shape{c.b, c.sk, c.hkv, c.d}, -1, 1, 52),
-             random_tensor(t, Shape{c.b, c.sk, c.hkv, c.d}, -1, 1, 53)},
-            [opts](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
-              ops::attention(s, in[0], in[1], in[2], y, opts);
-            }};
-  }
-  const std::int64_t heads = c.hq + 2 * c.hkv;
-  return {{random_tensor(t, Shape{c.b, c.sq, heads, c.d}, -1, 1, 54)},
-          [opts, c](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
-            auto view = [&](std::int64_t h0, std::int64_t nh) {
-              Tensor v = in[0];
-              v.shape = Shape{c.b, c.sq, nh, c.d};
-              v.offset = in[0].offset + h0 * c.d;  // strides stay those of the packed buffer
-              return v;
-            };
-            ops::attention(s, view(0, c.hq), view(c.hq, c.hkv), view(c.hq + c.hkv, c.hkv), y, opts);
-          }};
-}
-
-double max_abs(DType t, const HostTensor& h) {
-  double m = 0;
-  const std::int64_t n = checked_numel(h.shape);
-  for (std::int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(load_element(h.bytes.data(), t, i)));
-  return m;
-}
+using FlashCase = AttentionCase;  // attention_test_inputs.h
 
 // HAL_GPU_UNVERIFIED unset for its lifetime (restored after): with it set,
 // an sm_90 device would answer through the unverified sm_90a kernel
@@ -110,7 +57,7 @@ struct VerifiedKernelsOnly {
 std::vector<unsigned char> check_flash(DType t, const FlashCase& c) {
   const VerifiedKernelsOnly verified_only;
   const std::string what = describe(t, c);
-  const Inputs in = make_inputs(t, c);
+  const AttentionInputs in = make_inputs(t, c, 51);
   const Shape yshape{c.b, c.sq, c.hq, c.d};
   const auto want = run_on(device("cpu"), in.tensors, t, yshape, in.op);
   const std::uint64_t before = cuda::attention_flash_launch_count();

@@ -29,6 +29,7 @@
 #include "backends/cuda/cuda_attention_sm90a.h"
 #include "backends/cuda/cuda_paths.h"
 #include "backends/gpu/unverified.h"
+#include "attention_test_inputs.h"
 #include "kern_test_util.h"
 #include "ops/ops.h"
 
@@ -74,60 +75,7 @@ bool sm90a_device() {
     if (!cuda::path_enabled("flash")) GTEST_SKIP() << "the reference flash kernel is disabled";         \
   } while (0)
 
-struct Case {
-  std::int64_t b, sq, sk, hq, hkv, d;
-  bool causal;
-  bool packed = false;  // q, k, v as views of one [b, s, hq + 2 hkv, d] buffer (sq == sk)
-};
-
-std::string describe(DType t, const Case& c) {
-  return std::string(dtype_name(t)) + " b" + std::to_string(c.b) + " sq" + std::to_string(c.sq) + " sk" +
-         std::to_string(c.sk) + " hq" + std::to_string(c.hq) + " hkv" + std::to_string(c.hkv) + " d" +
-         std::to_string(c.d) + (c.causal ? " causal" : "") + (c.packed ? " packed" : "");
-}
-
-double ulp_at(DType t, double x) {
-  const int mant = t == DType::f16 ? 10 : 7;
-  const int min_exp = t == DType::f16 ? -14 : -126;
-  int e = 0;
-  std::frexp(std::fabs(x), &e);
-  return std::ldexp(1.0, std::max(e - 1, min_exp) - mant);
-}
-
-struct Inputs {
-  std::vector<HostTensor> tensors;
-  OpFn op;
-};
-
-Inputs make_inputs(DType t, const Case& c) {
-  const ops::AttentionOptions opts{.scale = 0.0f, .causal = c.causal};
-  if (!c.packed) {
-    return {{random_tensor(t, Shape{c.b, c.sq, c.hq, c.d}, -1, 1, 71),
-             random_tensor(t, Shape{c.b, c.sk, c.hkv, c.d}, -1, 1, 72),
-             random_tensor(t, Shape{c.b, c.sk, c.hkv, c.d}, -1, 1, 73)},
-            [opts](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
-              ops::attention(s, in[0], in[1], in[2], y, opts);
-            }};
-  }
-  const std::int64_t heads = c.hq + 2 * c.hkv;
-  return {{random_tensor(t, Shape{c.b, c.sq, heads, c.d}, -1, 1, 74)},
-          [opts, c](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {
-            auto view = [&](std::int64_t h0, std::int64_t nh) {
-              Tensor v = in[0];
-              v.shape = Shape{c.b, c.sq, nh, c.d};
-              v.offset = in[0].offset + h0 * c.d;
-              return v;
-            };
-            ops::attention(s, view(0, c.hq), view(c.hq, c.hkv), view(c.hq + c.hkv, c.hkv), y, opts);
-          }};
-}
-
-double max_abs(DType t, const HostTensor& h) {
-  double m = 0;
-  const std::int64_t n = checked_numel(h.shape);
-  for (std::int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(load_element(h.bytes.data(), t, i)));
-  return m;
-}
+using Case = AttentionCase;  // attention_test_inputs.h
 
 // Counts elements of `got` farther than tol (+ `ulps` output ulps) from `want`.
 std::size_t compare(DType t, const std::vector<unsigned char>& got, const std::vector<unsigned char>& want,
@@ -151,7 +99,7 @@ std::size_t compare(DType t, const std::vector<unsigned char>& got, const std::v
 // The sm_90a output (checked against the flash kernel and the cpu).
 std::vector<unsigned char> check(DType t, const Case& c, bool with_cpu = true) {
   const std::string what = describe(t, c);
-  const Inputs in = make_inputs(t, c);
+  const AttentionInputs in = make_inputs(t, c, 71);
   const Shape yshape{c.b, c.sq, c.hq, c.d};
   std::vector<unsigned char> got, again, flash;
   {
@@ -238,7 +186,7 @@ TEST(CudaAttentionSm90a, OffWithoutTheUnverifiedSwitch) {
   UnverifiedSwitch off(false);
   EXPECT_FALSE(cuda::attention_sm90a_switched_on());
   const std::uint64_t before = cuda::attention_sm90a_launch_count();
-  const Inputs in = make_inputs(DType::bf16, {1, 64, 64, 2, 2, 64, true});
+  const AttentionInputs in = make_inputs(DType::bf16, {1, 64, 64, 2, 2, 64, true}, 71);
   (void)run_on(*cuda_device(), in.tensors, DType::bf16, Shape{1, 64, 2, 64}, in.op);
   EXPECT_EQ(cuda::attention_sm90a_launch_count(), before);
 }
