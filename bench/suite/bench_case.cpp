@@ -161,14 +161,16 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
     out.push_back({BenchOp::attention, attn_t, {1, s, heads, 128}});
     out.push_back({BenchOp::attention_causal, attn_t, {1, s, heads, 128}});
   }
-  // attention_backward: the CPU only (no GPU kernel yet); shorter sequences
-  // than the forward's (its work is 2.5x, and the CPU kernel's dq pass
-  // recomputes the probabilities).
-  if (cpu)
-    for (std::int64_t s : {512, 1024, 2048}) {
-      out.push_back({BenchOp::attention_backward, DType::f32, {1, s, 4, 128}});
-      out.push_back({BenchOp::attention_backward_causal, DType::f32, {1, s, 4, 128}});
-    }
+  // attention_backward: shorter sequences than the forward's on the CPU (its
+  // work is 2.5x, and the CPU kernel's dq pass recomputes the probabilities).
+  // The GPU kernels never ran: they need HAL_GPU_UNVERIFIED=1 (the forward's
+  // lse as well), else these cases report the device's refusal.
+  for (std::int64_t s : {512, 1024, 2048, 4096, 8192}) {
+    if (cpu ? s > 2048 : s < 1024) continue;
+    const std::int64_t heads = cpu ? 4 : 16;
+    out.push_back({BenchOp::attention_backward, attn_t, {1, s, heads, 128}});
+    out.push_back({BenchOp::attention_backward_causal, attn_t, {1, s, heads, 128}});
+  }
   // A decode step over a key/value cache (memory-bound): without and with
   // grouped heads (Llama-2-7B-like 32 on 32, Llama-3-8B-like 32 on 8); on the
   // CPU in f32 and bf16 (a bf16 cache is the common one).
