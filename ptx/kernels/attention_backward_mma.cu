@@ -43,6 +43,7 @@
 #include "kernel_params/attention_backward.h"
 #include "ptx/cp_async.cuh"
 #include "ptx/kernels/attention_backward_geometry.h"
+#include "ptx/kernels/attention_mma_tile.cuh"
 #include "ptx/ldmatrix.cuh"
 #include "ptx/mma_sm80.cuh"
 
@@ -53,37 +54,9 @@ namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-struct F16Traits {
-  using Mma = MmaM16N8K16F32F16F16F32;
-  static constexpr int kParts = 2;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __half22float2(*reinterpret_cast<__half2*>(&v));
-  }
-};
-
-struct Bf16Traits {
-  using Mma = MmaM16N8K16F32Bf16Bf16F32;
-  static constexpr int kParts = 3;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
-  }
-};
-
-// Element offset of 16-byte chunk `chunk` of row `row` in a tile with D
-// columns, XOR-swizzled so the 8 rows one ldmatrix reads hit 8 bank groups
-// (the forward's layout).
-template <int D>
-__device__ __forceinline__ int swz(int row, int chunk) {
-  return row * D + ((chunk ^ (row & 7)) * 8);
-}
+using attention_tile::Bf16Traits;
+using attention_tile::F16Traits;
+using attention_tile::swz;
 
 // cp.async of rows [row0, row0 + Rows) into a swizzled tile; rows at or past
 // `rows` are zero-filled.

@@ -28,6 +28,7 @@
 #include "ptx/cp_async.cuh"
 #include "ptx/kernels/attention_geometry.h"
 #include "kernel_params/attention.h"
+#include "ptx/kernels/attention_mma_tile.cuh"
 #include "ptx/ldmatrix.cuh"
 #include "ptx/mma_sm80.cuh"
 
@@ -36,37 +37,9 @@ using namespace hal::kernel_params;
 
 namespace {
 
-struct F16Traits {
-  using Mma = MmaM16N8K16F32F16F16F32;
-  static constexpr int kPParts = 2;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __half22float2(*reinterpret_cast<__half2*>(&v));
-  }
-};
-
-struct Bf16Traits {
-  using Mma = MmaM16N8K16F32Bf16Bf16F32;
-  static constexpr int kPParts = 3;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
-  }
-};
-
-// Element offset of 16-byte chunk `chunk` of row `row` in a tile with D
-// columns: the chunk index is XORed with row % 8 so that the 8 rows one
-// ldmatrix reads (same logical chunk) fall into 8 different bank groups.
-template <int D>
-__device__ __forceinline__ int swz(int row, int chunk) {
-  return row * D + ((chunk ^ (row & 7)) * 8);
-}
+using attention_tile::Bf16Traits;
+using attention_tile::F16Traits;
+using attention_tile::swz;
 
 // cp.async of rows [row0, row0 + 64) of one head into a swizzled tile; rows at
 // or past `rows` are zero-filled (V rows past sk must be 0, not garbage, as
@@ -211,11 +184,11 @@ __device__ __forceinline__ void flash_forward(const AttentionParams& p) {
 #pragma unroll
     for (int kj = 0; kj < BN / 16; ++kj) {
       // A fragments of P's 16-bit parts: part 0 = round(p), part k = round(rest).
-      uint32_t pa[T::kPParts][4];
+      uint32_t pa[T::kParts][4];
       float rest[8] = {s[2 * kj][0], s[2 * kj][1], s[2 * kj][2],     s[2 * kj][3],
                        s[2 * kj + 1][0], s[2 * kj + 1][1], s[2 * kj + 1][2], s[2 * kj + 1][3]};
 #pragma unroll
-      for (int part = 0; part < T::kPParts; ++part)
+      for (int part = 0; part < T::kParts; ++part)
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
           pa[part][w] = T::pack(rest[2 * w], rest[2 * w + 1]);
@@ -229,7 +202,7 @@ __device__ __forceinline__ void flash_forward(const AttentionParams& p) {
         LdMatrixX4Trans::copy(vs + swz<D>(key, dp * 2 + lane / 16), vf);
         const uint32_t b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};
 #pragma unroll
-        for (int part = 0; part < T::kPParts; ++part) {
+        for (int part = 0; part < T::kParts; ++part) {
           Mma::fma(o[2 * dp], pa[part], b0, o[2 * dp]);
           Mma::fma(o[2 * dp + 1], pa[part], b1, o[2 * dp + 1]);
         }
