@@ -337,6 +337,21 @@ kp::GemmParams gemm_params(const GemmCall& c) {
   return p;
 }
 
+AttentionDims attention_dims(const Tensor& q, const Tensor& k, const Tensor& v, const char* backend, const char* op) {
+  constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
+  if (q.shape[2] > kMax32 || k.shape[2] > kMax32 || q.shape[3] > kMax32 || v.shape[3] > kMax32)
+    throw_unsupported(backend, op, "head counts and head dims below 2^31");
+  AttentionDims d;
+  d.batch = q.shape[0];
+  d.sq = q.shape[1];
+  d.sk = k.shape[1];
+  d.hq = static_cast<std::int32_t>(q.shape[2]);
+  d.hkv = static_cast<std::int32_t>(k.shape[2]);
+  d.d = static_cast<std::int32_t>(q.shape[3]);
+  d.dv = static_cast<std::int32_t>(v.shape[3]);
+  return d;
+}
+
 kp::AttentionParams attention_params(const AttentionCall& c, const char* backend) {
   kp::AttentionParams p{};
   p.q = c.q.first();
@@ -349,16 +364,14 @@ kp::AttentionParams attention_params(const AttentionCall& c, const char* backend
     p.v_stride[d] = c.v.strides[d];
     p.y_stride[d] = c.y.strides[d];
   }
-  p.batch = c.q.shape[0];
-  p.sq = c.q.shape[1];
-  p.sk = c.k.shape[1];
-  constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
-  if (c.q.shape[2] > kMax32 || c.k.shape[2] > kMax32 || c.q.shape[3] > kMax32 || c.v.shape[3] > kMax32)
-    throw_unsupported(backend, "attention", "head counts and head dims below 2^31");
-  p.hq = static_cast<std::int32_t>(c.q.shape[2]);
-  p.hkv = static_cast<std::int32_t>(c.k.shape[2]);
-  p.d = static_cast<std::int32_t>(c.q.shape[3]);
-  p.dv = static_cast<std::int32_t>(c.v.shape[3]);
+  const AttentionDims dims = attention_dims(c.q, c.k, c.v, backend, "attention");
+  p.batch = dims.batch;
+  p.sq = dims.sq;
+  p.sk = dims.sk;
+  p.hq = dims.hq;
+  p.hkv = dims.hkv;
+  p.d = dims.d;
+  p.dv = dims.dv;
   p.qkv_type = static_cast<std::uint8_t>(c.q.dtype);
   p.y_type = static_cast<std::uint8_t>(c.y.dtype);
   p.causal = c.causal;

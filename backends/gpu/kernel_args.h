@@ -63,6 +63,14 @@ kernel_params::GemmParams gemm_params(const GemmCall& call);
 
 // Attention; throws unsupported (naming `backend`) when a head count or head
 // dim does not fit the kernels' int32 fields.
+// Attention's sizes from q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv],
+// shared by the forward's and the backward's parameters; head counts and
+// head dims beyond int32 are refused as unsupported, naming `op`.
+struct AttentionDims {
+  std::int64_t batch = 0, sq = 0, sk = 0;
+  std::int32_t hq = 0, hkv = 0, d = 0, dv = 0;
+};
+AttentionDims attention_dims(const Tensor& q, const Tensor& k, const Tensor& v, const char* backend, const char* op);
 kernel_params::AttentionParams attention_params(const AttentionCall& call, const char* backend);
 
 // Training ops (kernel_params/training.h; backends/gpu/kernel_args_training.cpp).

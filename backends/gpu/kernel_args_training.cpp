@@ -3,7 +3,6 @@
 // shapes agree, dtypes are those the support matrix accepts.
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "backends/gpu/kernel_args.h"
 #include "hal/error.h"
@@ -230,16 +229,14 @@ kp::AttentionBackwardParams attention_backward_params(const AttentionBackwardCal
     p.dv_stride[d] = c.dv.strides[d];
   }
   for (int d = 0; d < 3; ++d) p.lse_stride[d] = c.lse.strides[d];
-  p.batch = c.q.shape[0];
-  p.sq = c.q.shape[1];
-  p.sk = c.k.shape[1];
-  constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
-  if (c.q.shape[2] > kMax32 || c.k.shape[2] > kMax32 || c.q.shape[3] > kMax32 || c.v.shape[3] > kMax32)
-    throw_unsupported(backend, "attention_backward", "head counts and head dims below 2^31");
-  p.hq = static_cast<std::int32_t>(c.q.shape[2]);
-  p.hkv = static_cast<std::int32_t>(c.k.shape[2]);
-  p.d = static_cast<std::int32_t>(c.q.shape[3]);
-  p.dv_dim = static_cast<std::int32_t>(c.v.shape[3]);
+  const AttentionDims dims = attention_dims(c.q, c.k, c.v, backend, "attention_backward");
+  p.batch = dims.batch;
+  p.sq = dims.sq;
+  p.sk = dims.sk;
+  p.hq = dims.hq;
+  p.hkv = dims.hkv;
+  p.d = dims.d;
+  p.dv_dim = dims.dv;
   p.dtype = static_cast<std::uint8_t>(c.q.dtype);
   p.causal = c.causal;
   p.scale = c.scale;

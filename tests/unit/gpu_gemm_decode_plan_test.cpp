@@ -129,8 +129,9 @@ TEST(GpuGemmDecodePlan, SplitsCoverKExactlyAndFillTheDevice) {
         EXPECT_EQ(plan.ctas * kp::kDecodeWarpsPerCta >= plan.units, true);
         EXPECT_EQ(plan.workspace_floats, plan.splits * n);
         // Enough units for the device, unless K is too short to split further.
-        if (plan.units < std::int64_t{sms} * 16)
+        if (plan.units < std::int64_t{sms} * 16) {
           EXPECT_LT(plan.k_per_split, 2 * 8 * kp::kDecodeBlockK) << "n " << n << " k " << k << " sms " << sms;
+        }
       }
   // The H200 case of issue 24: M = 1, N = K = 4096 on 132 SMs.
   const gpu::DecodeGemmPlan h200 = gpu::plan_decode_gemm(decode_call(1, 4096, 4096), 132, 8, 8);

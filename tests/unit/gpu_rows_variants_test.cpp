@@ -57,7 +57,9 @@ void expect_same_rows(const RowsLayout& before, const RowsLayout& after, bool in
     const Offsets a = reference_offsets(before, r), b = fast_offsets(after, r);
     ASSERT_EQ(a.x, b.x) << "row " << r;
     ASSERT_EQ(a.y, b.y) << "row " << r;
-    if (innermost_coordinate) ASSERT_EQ(a.last, b.last) << "row " << r;
+    if (innermost_coordinate) {
+      ASSERT_EQ(a.last, b.last) << "row " << r;
+    }
   }
 }
 
