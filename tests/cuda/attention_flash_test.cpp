@@ -26,6 +26,7 @@
 #include "attention_test_inputs.h"
 #include "kern_test_util.h"
 #include "ops/ops.h"
+#include "tests/unverified_switch.h"
 
 namespace hal::cuda {
 // Defined in backends/cuda/cuda_attention.cpp: flash kernel launches so far.
@@ -37,25 +38,14 @@ namespace {
 
 using FlashCase = AttentionCase;  // attention_test_inputs.h
 
-// HAL_GPU_UNVERIFIED unset for its lifetime (restored after): with it set,
-// an sm_90 device would answer through the unverified sm_90a kernel
-// (attention_sm90a_test.cpp checks that one) instead of the flash kernel.
-struct VerifiedKernelsOnly {
-  std::string saved;
-  bool had = false;
-  VerifiedKernelsOnly() {
-    if (const char* v = std::getenv("HAL_GPU_UNVERIFIED")) saved = v, had = true;
-    unsetenv("HAL_GPU_UNVERIFIED");
-  }
-  ~VerifiedKernelsOnly() {
-    if (had) setenv("HAL_GPU_UNVERIFIED", saved.c_str(), 1);
-  }
-};
 
 // Runs the case on cpu and cuda (twice), checks the bound, determinism and
 // that the flash kernel ran. Returns the cuda output.
 std::vector<unsigned char> check_flash(DType t, const FlashCase& c) {
-  const VerifiedKernelsOnly verified_only;
+  // HAL_GPU_UNVERIFIED unset here: with it set, an sm_90 device would answer
+  // through the unverified sm_90a kernel (attention_sm90a_test.cpp checks
+  // that one) instead of the flash kernel.
+  const test::UnverifiedSwitch verified_only(nullptr);
   const std::string what = describe(t, c);
   const AttentionInputs in = make_inputs(t, c, 51);
   const Shape yshape{c.b, c.sq, c.hq, c.d};

@@ -32,6 +32,7 @@
 #include "attention_test_inputs.h"
 #include "kern_test_util.h"
 #include "ops/ops.h"
+#include "tests/unverified_switch.h"
 
 namespace hal::cuda {
 std::uint64_t attention_flash_launch_count() noexcept;  // cuda_attention.cpp
@@ -40,28 +41,7 @@ std::uint64_t attention_flash_launch_count() noexcept;  // cuda_attention.cpp
 namespace hal::cuda_test {
 namespace {
 
-// Sets (or unsets) HAL_GPU_UNVERIFIED for its lifetime, restoring it after.
-class UnverifiedSwitch {
- public:
-  explicit UnverifiedSwitch(bool on) {
-    if (const char* v = std::getenv(gpu::kUnverifiedKernelsEnv)) saved_ = v;
-    if (on)
-      setenv(gpu::kUnverifiedKernelsEnv, "1", 1);
-    else
-      unsetenv(gpu::kUnverifiedKernelsEnv);
-  }
-  ~UnverifiedSwitch() {
-    if (saved_)
-      setenv(gpu::kUnverifiedKernelsEnv, saved_->c_str(), 1);
-    else
-      unsetenv(gpu::kUnverifiedKernelsEnv);
-  }
-  UnverifiedSwitch(const UnverifiedSwitch&) = delete;
-  UnverifiedSwitch& operator=(const UnverifiedSwitch&) = delete;
-
- private:
-  std::optional<std::string> saved_;
-};
+using test::UnverifiedSwitch;
 
 bool sm90a_device() {
   const auto& f = cuda_device()->info().features;
@@ -103,14 +83,14 @@ std::vector<unsigned char> check(DType t, const Case& c, bool with_cpu = true) {
   const Shape yshape{c.b, c.sq, c.hq, c.d};
   std::vector<unsigned char> got, again, flash;
   {
-    UnverifiedSwitch on(true);
+    UnverifiedSwitch on("1");
     const std::uint64_t before = cuda::attention_sm90a_launch_count();
     got = run_on(*cuda_device(), in.tensors, t, yshape, in.op);
     again = run_on(*cuda_device(), in.tensors, t, yshape, in.op);
     EXPECT_EQ(cuda::attention_sm90a_launch_count(), before + 2) << what << ": the sm_90a kernel did not run";
   }
   {
-    UnverifiedSwitch off(false);
+    UnverifiedSwitch off(nullptr);
     const std::uint64_t before = cuda::attention_flash_launch_count();
     flash = run_on(*cuda_device(), in.tensors, t, yshape, in.op);
     EXPECT_EQ(cuda::attention_flash_launch_count(), before + 1) << what << ": the flash kernel did not run";
@@ -183,7 +163,7 @@ TEST(CudaAttentionSm90a, StridedViewsOfPackedQkv) {
 // Off by default: without HAL_GPU_UNVERIFIED=1 the flash kernel answers.
 TEST(CudaAttentionSm90a, OffWithoutTheUnverifiedSwitch) {
   HAL_REQUIRE_CUDA();
-  UnverifiedSwitch off(false);
+  UnverifiedSwitch off(nullptr);
   EXPECT_FALSE(cuda::attention_sm90a_switched_on());
   const std::uint64_t before = cuda::attention_sm90a_launch_count();
   const AttentionInputs in = make_inputs(DType::bf16, {1, 64, 64, 2, 2, 64, true}, 71);

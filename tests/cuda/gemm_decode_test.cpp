@@ -16,14 +16,10 @@
 #include "backends/cuda/cuda_gemm_decode.h"
 #include "kern_test_util.h"
 #include "ops/ops.h"
+#include "tests/unverified_switch.h"
 
 namespace hal::cuda_test {
 namespace {
-
-struct UnverifiedOn {
-  UnverifiedOn() { setenv("HAL_GPU_UNVERIFIED", "1", 1); }
-  ~UnverifiedOn() { unsetenv("HAL_GPU_UNVERIFIED"); }
-};
 
 double decode_tol(std::int64_t k, double scale = 1.0) {
   return 0.5 * static_cast<double>(k) * static_cast<double>(k) * kU32 * scale + 1e-5;
@@ -37,7 +33,7 @@ struct Case {
 };
 
 void check(const Case& g) {
-  UnverifiedOn on;
+  const test::UnverifiedSwitch on("1");
   const Shape a_shape = g.batch > 1 ? Shape{g.batch, g.m, g.k} : Shape{g.m, g.k};
   const Shape c_shape = g.batch > 1 ? Shape{g.batch, g.m, g.n} : Shape{g.m, g.n};
   std::vector<HostTensor> inputs = {random_tensor(g.ab, a_shape, -1, 1, 61),
@@ -83,7 +79,7 @@ TEST(CudaGemmDecode, EpilogueAndBatch) {
 
 TEST(CudaGemmDecode, BitwiseStableAcrossRuns) {
   HAL_REQUIRE_CUDA();
-  UnverifiedOn on;
+  const test::UnverifiedSwitch on("1");
   const std::vector<HostTensor> inputs = {random_tensor(DType::bf16, Shape{16, 4096}, -1, 1, 71),
                                           random_tensor(DType::bf16, Shape{4096, 4096}, -1, 1, 72)};
   const OpFn op = [](Stream& s, const std::vector<Tensor>& in, const Tensor& y) {

@@ -17,6 +17,7 @@
 #include "hal/error.h"
 #include "hip/kernels/attention_backward_geometry.h"
 #include "ptx/kernels/attention_backward_geometry.h"
+#include "tests/unverified_switch.h"
 
 namespace hal::gpu_test {
 
@@ -27,6 +28,8 @@ static_assert(std::is_trivially_copyable_v<kp::AttentionBackwardParams> &&
               "kernel parameter structs must be plain bytes");
 
 namespace {
+
+using test::UnverifiedSwitch;
 
 // Contiguous tensors at a 16-byte-aligned fake address.
 AttentionBackwardCall call(DType t, std::int64_t b, std::int64_t sq, std::int64_t sk, std::int64_t hq, std::int64_t hkv,
@@ -57,22 +60,6 @@ gpu::AttentionBackwardPlan plan_of(const AttentionBackwardCall& c, const gpu::At
 
 std::string name(const gpu::AttentionBackwardStep& s) { return s.kernel ? s.kernel : "(none)"; }
 
-class UnverifiedSwitch {
- public:
-  explicit UnverifiedSwitch(const char* value) {
-    if (const char* old = std::getenv(gpu::kUnverifiedKernelsEnv)) old_ = old, had_ = true;
-    if (value) setenv(gpu::kUnverifiedKernelsEnv, value, 1);
-    else unsetenv(gpu::kUnverifiedKernelsEnv);
-  }
-  ~UnverifiedSwitch() {
-    if (had_) setenv(gpu::kUnverifiedKernelsEnv, old_.c_str(), 1);
-    else unsetenv(gpu::kUnverifiedKernelsEnv);
-  }
-
- private:
-  std::string old_;
-  bool had_ = false;
-};
 
 }  // namespace
 

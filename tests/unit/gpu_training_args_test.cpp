@@ -18,8 +18,11 @@
 #include "backends/gpu/unverified.h"
 #include "cpu_ref/row_blocks.h"
 #include "kernel_params/training.h"
+#include "tests/unverified_switch.h"
 
 namespace hal::gpu_test {
+
+using test::UnverifiedSwitch;
 
 namespace kp = kernel_params;
 
@@ -37,23 +40,6 @@ Tensor view(DType t, const Shape& shape, const Strides& strides, std::int64_t of
   return x;
 }
 
-// Sets HAL_GPU_UNVERIFIED for one scope and restores what was there.
-class UnverifiedSwitch {
- public:
-  explicit UnverifiedSwitch(const char* value) {
-    if (const char* old = std::getenv(gpu::kUnverifiedKernelsEnv)) old_ = old, had_ = true;
-    if (value) setenv(gpu::kUnverifiedKernelsEnv, value, 1);
-    else unsetenv(gpu::kUnverifiedKernelsEnv);
-  }
-  ~UnverifiedSwitch() {
-    if (had_) setenv(gpu::kUnverifiedKernelsEnv, old_.c_str(), 1);
-    else unsetenv(gpu::kUnverifiedKernelsEnv);
-  }
-
- private:
-  std::string old_;
-  bool had_ = false;
-};
 
 TEST(GpuTrainingArgs, UnaryBackwardKeepsEachTensorsStrides) {
   UnaryBackwardCall c{UnaryKind::gelu_tanh, view(DType::bf16, Shape{3, 4}, Strides{1, 3}),
