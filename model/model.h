@@ -20,7 +20,9 @@
 // DeepSeek-V3 does; the residual add is its epilogue's beta.
 //
 // Every op goes through ops::run, so the same code runs on every backend;
-// f64 on the CPU computes in fp64 and is the oracle of `hal model compare`.
+// f64 on the CPU computes in fp64 and is the oracle of `hal model compare`
+// (for an fp8 checkpoint: the weights dequantised exactly, plain f64 GEMMs,
+// no activation quantisation).
 // A StepObserver sees every op before and after it runs, each layer's hidden
 // state and the logits (model/proof.h scores them).
 #include <cstdint>

@@ -147,7 +147,11 @@ std::string num(double v) { return std::isfinite(v) ? fmt::format("{:.3g}", v) :
 }  // namespace
 
 ProofRun run_oracle(const Checkpoint& ckpt, const ProofInput& in) {
-  return run_model(ckpt, hal::device("cpu"), DType::f64, in, false, nullptr);
+  ProofRun run = run_model(ckpt, hal::device("cpu"), DType::f64, in, false, nullptr);
+  if (ckpt.fp8_tensor_count() > 0)
+    run.note = fmt::format("{} fp8 weights dequantised exactly (e4m3 value * block scale), f64 GEMMs, activations "
+                           "not quantised: the drift below is the whole fp8 error", ckpt.fp8_tensor_count());
+  return run;
 }
 
 ProofRun run_scored(const Checkpoint& ckpt, const std::string& device, DType dtype, const ProofInput& in,
@@ -271,7 +275,7 @@ ProofRun load_record(const std::string& path, const Checkpoint& ckpt, const Proo
 
 bool print_report(const std::vector<const ProofRun*>& runs, const ProofRun& oracle, const ModelConfig& c) {
   const std::int64_t L = c.num_layers;
-  fmt::print("oracle: {} in f64 ({})\n", oracle.device, oracle.model);
+  fmt::print("oracle: {} in f64 ({}){}\n", oracle.device, oracle.model, oracle.note.empty() ? "" : "; " + oracle.note);
   for (std::size_t r = 0; r < runs.size(); ++r)
     fmt::print("run {}: {} in {} ({}, {})\n", static_cast<char>('A' + r), runs[r]->device, dtype_name(runs[r]->dtype),
                runs[r]->model, runs[r]->arch);

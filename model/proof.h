@@ -46,6 +46,7 @@ struct ProofRun {
   std::string device, model, arch;  // where it ran
   DType dtype = DType::f32;
   bool scored = false;  // checks were computed (not for the oracle)
+  std::string note;     // what the oracle is, where it needs saying (an fp8 checkpoint)
   std::vector<StepRun> steps;
   std::vector<std::vector<std::int32_t>> generated;  // the tokens fed / chosen
 };
@@ -55,13 +56,21 @@ struct ProofInput {
   std::int64_t steps = 0;  // decode steps after the prefill
 };
 
-// The oracle: the model in f64 on the CPU, greedy.
+// The oracle: the model in f64 on the CPU, greedy. For an fp8 checkpoint,
+// the real-valued model it defines: every weight dequantised exactly (stored
+// e4m3 value * its 128 x 128 block scale), plain f64 GEMMs, the activations
+// not quantised. A device run's drift against it is then the whole fp8 error
+// (weights and activation quantisation) plus rounding, while its contract
+// scores still judge each op (quantize_fp8, gemm_fp8 included) against that
+// op's fp64 oracle on the device's own inputs.
 ProofRun run_oracle(const Checkpoint& ckpt, const ProofInput& in);
 // A device run in `dtype`, every op scored, decode fed with `forced`.
 ProofRun run_scored(const Checkpoint& ckpt, const std::string& device, DType dtype, const ProofInput& in,
                     const std::vector<std::vector<std::int32_t>>& forced);
 
-// Drift of one run against the oracle.
+// Drift of one run against the oracle (any ProofRun of the same shapes: a
+// run of another checkpoint of the same config, e.g. fp8 weights dequantised
+// to bf16, can be measured against this checkpoint's oracle).
 struct Drift {
   conformance::Score score;  // nmse, max_ulp (score unused)
 };

@@ -5,13 +5,48 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <span>
+#include <vector>
 
 #include "hal/error.h"
+#include "hal/op_fp8.h"
 #include "ops/ops.h"
 
 namespace hal::model {
 
 namespace {
+
+// Streams a [rows, cols] tensor whose rows come from the host in dtype `from`
+// (rows_of(r0, n): the bytes of rows [r0, r0 + n); host memory a GPU stream
+// may still read, so a rows_of that reuses its buffer synchronises first)
+// into `dst` (a view of the same logical shape in the run's dtype, any
+// strides), through a device staging buffer of at most kStagingBytes.
+template <class RowsOf>
+void upload_rows(Stream& s, DType from, std::int64_t rows, std::int64_t cols, const Tensor& dst, RowsOf&& rows_of) {
+  Device& dev = s.device();
+  const std::int64_t row_bytes = cols * static_cast<std::int64_t>(dtype_size(from));
+  const std::int64_t chunk_rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(kStagingBytes) / row_bytes);
+  const std::int64_t staged = std::min(chunk_rows, rows);
+  Buffer staging(dev, static_cast<std::size_t>(staged * row_bytes));
+  for (std::int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+    const std::int64_t n = std::min(chunk_rows, rows - r0);
+    const std::span<const std::byte> chunk = rows_of(r0, n);
+    s.copy_from_host(staging.data(), chunk.data(), static_cast<std::size_t>(n * row_bytes));
+    const Tensor staged_rows = Tensor::contiguous(staging.data(), &dev, from, Shape{n, cols});
+    Tensor to = dst;
+    if (dst.rank() == 1) {
+      to.shape = Shape{rows, 1};
+      to.strides = Strides{dst.strides[0], 1};
+    }
+    to.offset += r0 * to.strides[0];
+    to.shape[0] = n;
+    if (from == dst.dtype)
+      ops::copy(s, staged_rows, to);
+    else
+      ops::cast(s, staged_rows, to);
+  }
+  s.synchronize();  // the staging buffer goes with this scope
+}
 
 // Copies `src` (a tensor of the checkpoint, logical shape [rows, cols]) into
 // `dst` (a view of the same logical shape in the run's dtype, any strides).
@@ -23,29 +58,40 @@ void upload_tensor(Stream& s, const CheckpointTensor& src, const Tensor& dst) {
     s.copy_from_host(dst.first(), bytes.data(), bytes.size());
     return;
   }
-  Device& dev = s.device();
-  const std::size_t esize = dtype_size(e.dtype);
-  const std::int64_t row_bytes = cols * static_cast<std::int64_t>(esize);
-  const std::int64_t chunk_rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(kStagingBytes) / row_bytes);
-  const std::int64_t staged = std::min(chunk_rows, rows);
-  Buffer staging(dev, static_cast<std::size_t>(staged * row_bytes));
-  for (std::int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
-    const std::int64_t n = std::min(chunk_rows, rows - r0);
-    s.copy_from_host(staging.data(), bytes.data() + r0 * row_bytes, static_cast<std::size_t>(n * row_bytes));
-    const Tensor from = Tensor::contiguous(staging.data(), &dev, e.dtype, Shape{n, cols});
-    Tensor to = dst;
-    if (dst.rank() == 1) {
-      to.shape = Shape{rows, 1};
-      to.strides = Strides{dst.strides[0], 1};
+  const std::size_t row_bytes = static_cast<std::size_t>(cols) * dtype_size(e.dtype);
+  upload_rows(s, e.dtype, rows, cols, dst, [&](std::int64_t r0, std::int64_t n) {
+    return bytes.subspan(static_cast<std::size_t>(r0) * row_bytes, static_cast<std::size_t>(n) * row_bytes);
+  });
+}
+
+// An F8_E4M3 weight [out, in] as the real values the checkpoint defines:
+// stored e4m3 value * its 128 x 128 block's scale, computed in f64 (exact:
+// a 4-bit significand times an f32 or bf16 scale has at most 28 bits, and
+// the product's exponent stays far inside f64's range), then stored into
+// `dst` (logical [out, in], f64 for the oracle). Dequantised one staging
+// chunk of rows at a time, so host memory holds at most kStagingBytes of it.
+void upload_dequantized(Stream& s, const CheckpointTensor& src, const Tensor& dst) {
+  const io::SafetensorsEntry& e = *src.entry;
+  const io::SafetensorsEntry& se = *src.scale_entry;
+  const std::span<const std::byte> codes = src.bytes();
+  const std::span<const std::byte> scales = src.scale_bytes();
+  const std::int64_t rows = e.shape[0], cols = e.shape[1];
+  const std::int64_t scale_cols = se.shape[1];
+  const DType to = dst.dtype;
+  std::vector<std::byte> host;
+  upload_rows(s, to, rows, cols, dst, [&](std::int64_t r0, std::int64_t n) {
+    s.synchronize();  // the previous chunk's copy has read `host`
+    host.resize(static_cast<std::size_t>(n * cols) * dtype_size(to));
+    for (std::int64_t r = 0; r < n; ++r) {
+      const std::int64_t row = r0 + r;
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const double code = load_element(codes.data(), DType::f8e4m3, row * cols + j);
+        const double scale = load_element(scales.data(), se.dtype, (row / kFp8BlockSize) * scale_cols + j / kFp8BlockSize);
+        store_element(host.data(), to, r * cols + j, code * scale);
+      }
     }
-    to.offset += r0 * to.strides[0];
-    to.shape[0] = n;
-    if (e.dtype == dst.dtype)
-      ops::copy(s, from, to);
-    else
-      ops::cast(s, from, to);
-  }
-  s.synchronize();  // the staging buffer goes with this scope
+    return std::span<const std::byte>(host);
+  });
 }
 
 struct Uploader {
@@ -79,7 +125,18 @@ struct Uploader {
   }
   Linear linear(const std::string& prefix, bool has_bias) {
     Linear l;
-    if (const CheckpointTensor& t = ckpt.tensor(prefix + ".weight"); t.is_fp8()) {
+    if (const CheckpointTensor& t = ckpt.tensor(prefix + ".weight"); t.is_fp8() && dtype == DType::f64) {
+      // The oracle: the real-valued weight (e4m3 value * block scale, exact
+      // in f64) for a plain f64 GEMM; the activations are not quantised, so
+      // the oracle is the model the checkpoint defines, and a run's drift
+      // against it includes the whole fp8 error.
+      const Shape& sh = t.entry->shape;
+      l.weight = transposed ? allocate(Shape{sh[1], sh[0]}) : allocate(sh);
+      upload_dequantized(s, t, transposed ? l.weight.transposed(0, 1) : l.weight);
+      l.trans_b = !transposed;
+      if (has_bias) l.bias = plain(prefix + ".bias");
+      return l;
+    } else if (t.is_fp8()) {
       // Copied as stored, [out, in] fp8, with its scales in f32: gemm_fp8's B.
       l.weight = allocate(t.entry->shape, DType::f8e4m3);
       upload_tensor(s, t, l.weight);
@@ -130,10 +187,10 @@ Weights upload_weights(const Checkpoint& ckpt, Device& dev, DType dtype, Stream&
                 fmt::format("model: dtype {} on {}: expected f32, f16 or bf16 (f64 on the cpu only, for the oracle)",
                             dtype_name(dtype), dev.name()));
   const ModelConfig& c = ckpt.config();
-  if (ckpt.fp8_tensor_count() > 0 && dtype != DType::f32 && dtype != DType::bf16)
+  if (ckpt.fp8_tensor_count() > 0 && dtype != DType::f32 && dtype != DType::bf16 && dtype != DType::f64)
     throw Error(ErrorCode::unsupported,
                 fmt::format("model '{}': {} fp8 weights run through gemm_fp8, whose output is f32 or bf16; dtype {} is "
-                            "not (f64: quantize_fp8 takes no f64 input, so an fp8 checkpoint has no fp64 oracle)",
+                            "not (f64 on the cpu is the oracle: the weights dequantised, plain f64 GEMMs)",
                             ckpt.dir(), ckpt.fp8_tensor_count(), dtype_name(dtype)));
   Weights w;
   w.dtype = dtype;

@@ -28,7 +28,9 @@ inline constexpr std::size_t kStagingBytes = std::size_t{32} << 20;
 // A linear layer's weight as the GEMM reads it: C = A op(B) + bias.
 // An F8_E4M3 weight (`scales` set) keeps the checkpoint's [out, in] layout
 // and its 128 x 128 block scales, converted to f32 ([ceil(out/128),
-// ceil(in/128)]): exactly gemm_fp8's B and b_scales, on every device.
+// ceil(in/128)]): exactly gemm_fp8's B and b_scales, on every device. In an
+// f64 run (the oracle) it is dequantised instead and stored like any other
+// weight, `scales` unset.
 struct Linear {
   Tensor weight;  // [in, out] when !trans_b, else [out, in]; f8e4m3 [out, in] when scales
   bool trans_b = true;
@@ -56,8 +58,11 @@ struct Weights {
 bool stores_transposed(const Device& device);
 
 // Uploads every tensor; `dtype` is the run's (f32, f16, bf16; f64 on the CPU).
-// A checkpoint with fp8 weights runs in f32 or bf16 only (gemm_fp8's output
-// dtypes; quantize_fp8 takes no f64, so such a model has no fp64 oracle).
+// A checkpoint with fp8 weights runs in f32 or bf16 through gemm_fp8 (its
+// output dtypes), or in f64 on the CPU as the fp64 oracle: each fp8 weight
+// dequantised exactly (stored e4m3 value * its block scale, in f64), tensor
+// by tensor at upload, into a plain Linear (no `scales`), so every linear is
+// an f64 GEMM and no activation is quantised: the real-valued model.
 Weights upload_weights(const Checkpoint& ckpt, Device& device, DType dtype, Stream& stream);
 
 // Rotary frequencies f_i for i < head_dim / 2: theta^(-2i/d), adjusted by

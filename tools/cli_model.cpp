@@ -45,11 +45,14 @@ constexpr const char* kUsage =
     "model.safetensors.index.json); LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM.\n"
     "--tokens: token ids, sequences separated by '/'. --prompt needs a byte-level BPE tokenizer.json\n"
     "(GPT-2, Llama 3, Qwen2); otherwise tokenisation is the user's job.\n"
-    "--dtype: the run's dtype (default: the checkpoint's); f64 on the cpu is the oracle.\n"
+    "--dtype: the run's dtype (default: the checkpoint's); f64 on the cpu is the oracle. fp8 (F8_E4M3,\n"
+    "128x128 block scales) weights run through quantize_fp8 + gemm_fp8 in f32 or bf16; in f64 they are\n"
+    "dequantised exactly and the activations are not quantised (the real-valued model).\n"
     "run: prefill, then --steps tokens (greedy unless --temperature > 0); --logits writes the logits the\n"
     "last token was chosen from, f32 [sequences, vocab].\n"
     "compare: every op scored against the fp64 oracle on its own inputs (the contract), every layer's\n"
     "hidden state and the logits against the fp64 run of the whole model; exit 1 if an op is over its bound.\n"
+    "For an fp8 checkpoint that drift is the whole fp8 error (the oracle does not quantise).\n"
     "bench: prefill and decode tokens/s, decode's weight bytes per second against the copy ceiling;\n"
     "--synthetic MB writes a random bf16 Llama checkpoint of about MB megabytes first.\n";
 

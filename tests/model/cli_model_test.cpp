@@ -83,10 +83,36 @@ TEST_F(ModelCliTest, Fp8CheckpointInfoRunAndCompare) {
     EXPECT_EQ(run.status, 0) << run.output;
     expect_contains(run, "sequence 1: ");
   }
-  // No fp64 oracle for an fp8 model: compare says so and fails.
-  const CliResult cmp = hal("compare " + d + " --device cpu --tokens 1,2,3");
-  EXPECT_NE(cmp.status, 0);
-  expect_contains(cmp, "no fp64 oracle");
+  // The oracle of an fp8 model is the f64 run of its dequantised weights (f64
+  // on the cpu runs it too); gemm_fp8 makes no f16.
+  EXPECT_EQ(hal("run " + d + " --tokens 3,17,42 --steps 1 --dtype f64").status, 0);
+  const CliResult f16 = hal("compare " + d + " --device cpu --dtype f16 --tokens 1,2,3");
+  EXPECT_EQ(f16.status, 1);
+  expect_contains(f16, "gemm_fp8");
+}
+
+TEST_F(ModelCliTest, Fp8CompareAgainstAndAcrossMachines) {
+  const std::string d = dir("llama_fp8_e4m3");
+  const std::string rec = root_ + "/cli_fp8_record.safetensors";
+  const std::string common = d + " --tokens 3,17,42/7,2 --steps 2";
+  const CliResult both = hal("compare " + common + " --device cpu --against cpu --dtype bf16 --record " + rec);
+  ASSERT_EQ(both.status, 0) << both.output;
+  expect_contains(both, "15 fp8 weights dequantised exactly");
+  expect_contains(both, "run A: cpu in bf16");
+  expect_contains(both, "layer 1");
+  expect_contains(both, "first layer over its bound: none");
+  expect_contains(both, "with the oracle");
+  expect_contains(both, "decode step 2:");
+  expect_contains(both, "A-B: top-1 2/2, largest logit difference 0");  // the same device: the same bits
+  expect_contains(both, "every op of every run is within the contract");
+  // Another run (here f32, the checkpoint's dtype) against the recorded bf16 one.
+  const CliResult later = hal("compare " + common + " --device cpu --compare " + rec);
+  ASSERT_EQ(later.status, 0) << later.output;
+  expect_contains(later, "recorded run from");
+  expect_contains(later, "run B: cpu in f32");
+  const CliResult wrong = hal("compare " + dir("llama_fp8_e4m3_dequant_bf16") + " --tokens 3,17,42/7,2 --steps 2 --compare " + rec);
+  EXPECT_EQ(wrong.status, 1);
+  expect_contains(wrong, "another checkpoint");
 }
 
 TEST_F(ModelCliTest, PromptNeedsATokenizerAndUsesOne) {

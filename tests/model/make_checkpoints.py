@@ -48,7 +48,9 @@ VARIANTS = {
     # rest F32. Sizes not multiples of 128, so partial blocks are exercised.
     # ref_<s>.npy quantises the activations per 1 x 128 as hal does;
     # refdq_<s>.npy does not (only the weights are fp8), for the test to show
-    # that the difference is seen.
+    # that the difference is seen; it is what hal's fp64 oracle of an fp8
+    # checkpoint computes. Beside it, <name>_dequant_bf16/: the same weights
+    # rounded to BF16 (main() below).
     "llama_fp8_e4m3": dict(arch="LlamaForCausalLM", dtype="F32", tie=False, layers=2, hidden=160, heads=4, kv=2,
                            ffn=272, vocab=97, theta=10000.0, fp8=True),
 }
@@ -317,6 +319,18 @@ def main():
                 json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, f)
         with open(os.path.join(d, "config.json"), "w") as f:
             json.dump(config_of(v), f, indent=2)
+        if v.get("fp8"):
+            # The same weights (as the fp8 checkpoint defines them: code value *
+            # scale) rounded to BF16, no quantization: <name>_dequant_bf16/, whose
+            # bf16 run fp8 compare's drift is measured beside.
+            dq = os.path.join(out, name + "_dequant_bf16")
+            os.makedirs(dq, exist_ok=True)
+            write_safetensors(os.path.join(dq, "model.safetensors"), tensors, "BF16")
+            c = config_of(v)
+            del c["quantization_config"]
+            c["torch_dtype"] = "bfloat16"
+            with open(os.path.join(dq, "config.json"), "w") as f:
+                json.dump(c, f, indent=2)
         W = dict(tensors)
         for s, seq in enumerate(SEQUENCES):
             np.save(os.path.join(d, f"ref_{s}.npy"), reference_logits(v, W, seq, bool(v.get("fp8"))).numpy())
