@@ -1,37 +1,27 @@
 #pragma once
-// Scalar activations in fp32, written once for every CUDA kernel (unary ops,
-// swiglu, the GEMM epilogue). They mirror cpu_ref/activation.h formula for
-// formula and use the precise CUDA math functions (expf, erff, tanhf); the
-// kernels are built WITHOUT --use_fast_math, so results stay within a few ulp
-// of the CPU reference. NaN propagates through every function.
+// Scalar activations in fp32 for every CUDA kernel (unary ops, swiglu, the
+// GEMM epilogue). relu, sigmoid, silu, gelu_erf and gelu_tanh are written
+// once for CUDA and HIP in kernel_math/activation.h (precise math, kernels
+// built WITHOUT --use_fast_math); this header adds the CUDA-only forms below
+// (inline PTX rcp.approx) and the GEMM epilogue's dispatch.
 #include <math.h>
+
+#include "kernel_math/activation.h"
 
 namespace hal::ptx {
 
-// max(x, 0) that keeps NaN (fmaxf would turn NaN into 0).
-__device__ __forceinline__ float relu(float x) { return x > 0.0f ? x : (x == x ? 0.0f : x); }
-
-__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-__device__ __forceinline__ float silu(float x) { return x * sigmoid(x); }
-
-// erfc(-x/sqrt2) instead of 1+erf(x/sqrt2): no cancellation in the negative tail.
-__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * 0.70710678118654752440f); }
-
-// x (1 + tanh(u)) / 2 as x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3):
-// 1 + tanh(u) cancels to 0 for x below about -5 (the CPU returned -1.6e-8
-// where this returned -0); sigmoid(2u) does not. The CPU's form.
-__device__ __forceinline__ float gelu_tanh(float x) {
-  const float a = 1.59576912160573071176f * (0.044715f * (x * x) * x + x);  // 2 sqrt(2/pi) (...)
-  return x * sigmoid(a);
-}
+using kernel_math::gelu_erf;
+using kernel_math::gelu_tanh;
+using kernel_math::relu;
+using kernel_math::sigmoid;
+using kernel_math::silu;
 
 // The same sigmoid, silu and gelu_tanh with 1 / (1 + e) as rcp.approx.f32
 // (MUFU.RCP, at most 1 ulp, subnormal results kept) instead of the IEEE
 // division's refinement and slow-path check: sigmoid stays within the
 // 4 ulp docs/accuracy.md states for it (expf's 2, the add's 1/2, 1), silu and
 // gelu_tanh within their bounds. Used by the 16-bit packed elementwise kernels
-// only (never run: HAL_GPU_UNVERIFIED=1); the verified kernels keep the above.
+// only (never run: HAL_GPU_UNVERIFIED=1); the verified kernels keep kernel_math's.
 __device__ __forceinline__ float rcp_approx(float x) {
   float r;
   asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));

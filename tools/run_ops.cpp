@@ -231,6 +231,16 @@ Tensor DeviceArena::allocate(DType dtype, const Shape& shape) {
   return buffers_.back().view(dtype, shape);
 }
 
+std::optional<Tensor> DeviceArena::given_output(std::string_view name) const {
+  const auto it = given_outputs_.find(name);
+  return it == given_outputs_.end() ? std::nullopt : std::optional<Tensor>(it->second);
+}
+
+Tensor DeviceArena::output(std::string_view name, DType dtype, const Shape& shape) {
+  if (auto given = given_output(name)) return *given;
+  return allocate(dtype, shape);
+}
+
 Tensor DeviceArena::zeros(DType dtype, const Shape& shape) {
   Tensor t = allocate(dtype, shape);
   if (buffers_.back().size() > 0) stream_.memset(t.data, 0, buffers_.back().size());
@@ -306,7 +316,7 @@ BuiltCall build_reduce(ReduceKind kind, const std::map<std::string, HostArray>& 
     y[axis] = 1;
   else
     y.erase(axis);
-  r.y = arena.allocate(kind == ReduceKind::argmax ? DType::i64 : r.x.dtype, y);
+  r.y = arena.output("y", kind == ReduceKind::argmax ? DType::i64 : r.x.dtype, y);
   return {r, {{"y", r.y}}};
 }
 
@@ -342,8 +352,8 @@ BuiltCall build_fp8(std::string_view op, const std::map<std::string, HostArray>&
     c.pow2_scales = attrs.get_bool("pow2_scales", false);
     const DType format = attrs.get_dtype("format", DType::f8e4m3);
     if (c.x.rank() != 2) throw_invalid_argument(op, "x", "rank 2", c.x.shape.str());
-    c.y = arena.allocate(format, c.x.shape);
-    c.scales = arena.allocate(DType::f32, ops::fp8_scales_shape(c.block, c.x.shape[0], c.x.shape[1]));
+    c.y = arena.output("y", format, c.x.shape);
+    c.scales = arena.output("scales", DType::f32, ops::fp8_scales_shape(c.block, c.x.shape[0], c.x.shape[1]));
     return {c, {{"y", c.y}, {"scales", c.scales}}};
   }
   if (op == "dequantize_fp8") {
@@ -351,7 +361,7 @@ BuiltCall build_fp8(std::string_view op, const std::map<std::string, HostArray>&
     c.y = arena.upload(input(in, "y"));
     c.scales = arena.upload(input(in, "scales"));
     c.block = parse_block(attrs);
-    c.x = arena.allocate(attrs.get_dtype("dtype", DType::f32), c.y.shape);
+    c.x = arena.output("x", attrs.get_dtype("dtype", DType::f32), c.y.shape);
     return {c, {{"x", c.x}}};
   }
   const auto rank_check = [&](const Tensor& t, const char* name, int rank) {
@@ -373,8 +383,9 @@ BuiltCall build_fp8(std::string_view op, const std::map<std::string, HostArray>&
   c.a_scales = arena.upload(input(in, "a_scales"));
   c.b = arena.upload(input(in, "b"));
   c.b_scales = arena.upload(input(in, "b_scales"));
-  const HostArray off = arena.host_values(input(in, "offsets"));  // values needed on the host
-  // NumPy writes integer arrays as i64 by default; the offsets are i32.
+  // NumPy writes integer arrays as i64 by default; the offsets are i32 (upload_as
+  // fetches a device placeholder's values only when it converts).
+  const HostArray& off = input(in, "offsets");
   c.offsets = is_integer(off.dtype) ? arena.upload_as(off, DType::i32) : arena.upload(off);
   rank_check(c.a, "a", 2);
   rank_check(c.b, "b", 3);
@@ -393,7 +404,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
                        BinaryKind::minimum}) {
     if (to_string(k) != op) continue;
     BinaryCall c{k, arena.upload(input(in, "a")), arena.upload(input(in, "b")), {}};
-    c.y = arena.allocate(c.a.dtype, broadcast_shapes(c.a.shape, c.b.shape, op));
+    c.y = arena.output("y", c.a.dtype, broadcast_shapes(c.a.shape, c.b.shape, op));
     return {c, {{"y", c.y}}};
   }
   for (UnaryKind k : {UnaryKind::neg, UnaryKind::abs, UnaryKind::exp, UnaryKind::log, UnaryKind::sqrt,
@@ -401,20 +412,20 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
                       UnaryKind::gelu_tanh, UnaryKind::silu}) {
     if (to_string(k) != op) continue;
     UnaryCall c{k, arena.upload(input(in, "x")), {}};
-    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    c.y = arena.output("y", c.x.dtype, c.x.shape);
     return {c, {{"y", c.y}}};
   }
   for (ReduceKind k : {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min, ReduceKind::argmax})
     if (to_string(k) == op) return build_reduce(k, in, attrs, arena);
   if (op == "swiglu") {
     SwigluCall c{arena.upload(input(in, "gate")), arena.upload(input(in, "up")), {}};
-    c.y = arena.allocate(c.gate.dtype, c.gate.shape);
+    c.y = arena.output("y", c.gate.dtype, c.gate.shape);
     return {c, {{"y", c.y}}};
   }
   if (op == "softmax" || op == "log_softmax") {
     SoftmaxCall c;
     c.x = arena.upload(input(in, "x"));
-    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    c.y = arena.output("y", c.x.dtype, c.x.shape);
     c.scale = attrs.get_float("scale", 1.0f);
     c.causal = attrs.get_bool("causal", false);
     c.log = op == "log_softmax";
@@ -425,7 +436,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     c.x = arena.upload(input(in, "x"));
     c.weight = arena.upload(input(in, "weight"));
     if (in.count("bias")) c.bias = arena.upload(input(in, "bias"));
-    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    c.y = arena.output("y", c.x.dtype, c.x.shape);
     c.eps = attrs.get_float("eps", 1e-5f);
     c.rms = op == "rmsnorm";
     return {c, {{"y", c.y}}};
@@ -434,7 +445,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     RopeCall c;
     c.x = arena.upload(input(in, "x"));
     c.positions = upload_rope_positions(arena, input(in, "positions"), "rope");
-    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    c.y = arena.output("y", c.x.dtype, c.x.shape);
     c.theta = attrs.get_float("theta", 10000.0f);
     const std::string style = attrs.get_string("style", "neox");
     if (style == "neox")
@@ -445,16 +456,16 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
       bad_value("style", style, "neox or gptj");
     c.rotary_dim = attrs.get_int32("rotary_dim", 0);
     if (in.count("inv_freq")) {
-      const HostArray f = arena.host_values(input(in, "inv_freq"));
+      // upload_as fetches a device placeholder's values only when it converts.
       const DType want = c.x.dtype == DType::f64 ? DType::f64 : DType::f32;
-      c.inv_freq = arena.upload_as(f, want);
+      c.inv_freq = arena.upload_as(input(in, "inv_freq"), want);
     }
     return {c, {{"y", c.y}}};
   }
   if (op == "cast") {
     CastCall c;
     c.x = arena.upload(input(in, "x"));
-    c.y = arena.allocate(attrs.get_dtype("dtype", c.x.dtype), c.x.shape);
+    c.y = arena.output("y", attrs.get_dtype("dtype", c.x.dtype), c.x.shape);
     c.scale = attrs.get_float("scale", 1.0f);
     return {c, {{"y", c.y}}};
   }
@@ -468,7 +479,7 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
                              fmt::format("rank {} {}", c.ids.rank(), c.ids.shape.str()));
     Shape y = c.ids.shape;
     y.push_back(c.table.shape[1]);
-    c.y = arena.allocate(c.table.dtype, y);
+    c.y = arena.output("y", c.table.dtype, y);
     return {c, {{"y", c.y}}};
   }
   if (op == "attention") {
@@ -479,11 +490,11 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
     if (c.q.rank() != 4 || c.v.rank() != 4)
       throw_invalid_argument("attention", c.q.rank() != 4 ? "q" : "v", "rank 4",
                              (c.q.rank() != 4 ? c.q : c.v).shape.str());
-    c.y = arena.allocate(c.q.dtype, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]});
+    c.y = arena.output("y", c.q.dtype, Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2], c.v.shape[3]});
     c.scale = attrs.get_float("scale", 0.0f);
     c.causal = attrs.get_bool("causal", false);
     if (requested.count("lse") == 0) return {c, {{"y", c.y}}};
-    c.lse = arena.allocate(c.q.dtype == DType::f64 ? DType::f64 : DType::f32,
+    c.lse = arena.output("lse", c.q.dtype == DType::f64 ? DType::f64 : DType::f32,
                            Shape{c.q.shape[0], c.q.shape[1], c.q.shape[2]});
     return {c, {{"y", c.y}, {"lse", *c.lse}}};
   }
@@ -495,17 +506,22 @@ BuiltCall build_call(const OpSpec& spec, const std::map<std::string, HostArray>&
       if (perm.size() > static_cast<std::size_t>(kMaxRank)) bad_value("perm", attrs.get_string("perm", ""), "a permutation");
       c.x = c.x.permuted(Dims(std::span<const std::int64_t>(perm)));
     }
-    c.y = arena.allocate(c.x.dtype, c.x.shape);
+    c.y = arena.output("y", c.x.dtype, c.x.shape);
     return {c, {{"y", c.y}}};
   }
   if (op == "fill_random") {
     FillRandomCall c;
-    if (!attrs.has("shape")) throw UsageError("fill_random needs --attr shape=D0,D1,...");
-    const std::vector<std::int64_t> dims = attrs.get_ints("shape");
-    if (dims.size() > static_cast<std::size_t>(kMaxRank)) bad_value("shape", attrs.get_string("shape", ""), "at most 8 dims");
-    for (std::int64_t d : dims)
-      if (d < 0) bad_value("shape", attrs.get_string("shape", ""), "non-negative dimensions");
-    c.y = arena.allocate(attrs.get_dtype("dtype", DType::f32), Shape(std::span<const std::int64_t>(dims)));
+    if (auto given = arena.given_output("y")) {
+      c.y = *given;  // the caller's tensor (Python's out=) fixes shape and dtype: shape= and dtype= are not read
+    } else {
+      if (!attrs.has("shape")) throw UsageError("fill_random needs the attribute shape=D0,D1,... (or, from Python, out=)");
+      const std::vector<std::int64_t> dims = attrs.get_ints("shape");
+      if (dims.size() > static_cast<std::size_t>(kMaxRank))
+        bad_value("shape", attrs.get_string("shape", ""), "at most 8 dims");
+      for (std::int64_t d : dims)
+        if (d < 0) bad_value("shape", attrs.get_string("shape", ""), "non-negative dimensions");
+      c.y = arena.allocate(attrs.get_dtype("dtype", DType::f32), Shape(std::span<const std::int64_t>(dims)));
+    }
     c.seed = attrs.get_uint("seed", 0);
     const std::string dist = attrs.get_string("distribution", "uniform");
     if (dist == "uniform")

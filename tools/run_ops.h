@@ -3,6 +3,7 @@
 // construction of an op call from host arrays and attributes. The output
 // shape and dtype are derived here from each op's semantics (hal/op.h).
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -77,6 +78,14 @@ class DeviceArena {
   void save_npy(const std::string& path, const Tensor& t, DType as);
   Tensor allocate(DType dtype, const Shape& shape);
   Tensor zeros(DType dtype, const Shape& shape);
+  // An output the caller already holds (the Python module's out=, by the
+  // table's output name): output() returns it instead of allocating, so a
+  // given output costs no second buffer. `hal run` gives none.
+  void bind_output(const std::string& name, const Tensor& t) { given_outputs_[name] = t; }
+  std::optional<Tensor> given_output(std::string_view name) const;
+  // The builders' outputs: the given one by that name (its shape and dtype are
+  // checked by the op's validation), else a new tensor of dtype and shape.
+  Tensor output(std::string_view name, DType dtype, const Shape& shape);
   HostArray download(const Tensor& t);
   // Hands over the buffers allocated so far (the Python module keeps them
   // alive as long as the outputs it returns).
@@ -87,6 +96,7 @@ class DeviceArena {
   Stream& stream_;
   std::vector<Buffer> buffers_;
   std::map<const HostArray*, Tensor> loaded_;
+  std::map<std::string, Tensor, std::less<>> given_outputs_;
 };
 
 // Rope's positions on the device as i32; an i64 position beyond int32 is

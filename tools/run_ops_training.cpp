@@ -67,7 +67,7 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
     SoftmaxBackwardCall c;
     c.y = arena.upload(input(in, "y"));
     c.dy = arena.upload(input(in, "dy"));
-    c.dx = arena.allocate(c.y.dtype, c.y.shape);
+    c.dx = arena.output("dx", c.y.dtype, c.y.shape);
     c.scale = attrs.get_float("scale", 1.0f);
     c.causal = attrs.get_bool("causal", false);
     c.log = op == "log_softmax_backward";
@@ -78,13 +78,13 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
     c.x = arena.upload(input(in, "x"));
     c.weight = arena.upload(input(in, "weight"));
     c.dy = arena.upload(input(in, "dy"));
-    c.dx = arena.allocate(c.x.dtype, c.x.shape);
-    c.dweight = arena.allocate(c.weight.dtype, c.weight.shape);
+    c.dx = arena.output("dx", c.x.dtype, c.x.shape);
+    c.dweight = arena.output("dweight", c.weight.dtype, c.weight.shape);
     c.eps = attrs.get_float("eps", 1e-5f);
     c.rms = op == "rmsnorm_backward";
     BuiltCall b{c, {{"dx", c.dx}, {"dweight", c.dweight}}};
     if (requested.count("dbias")) {
-      const Tensor dbias = arena.allocate(c.weight.dtype, c.weight.shape);
+      const Tensor dbias = arena.output("dbias", c.weight.dtype, c.weight.shape);
       std::get<NormBackwardCall>(b.call).dbias = dbias;
       b.outputs["dbias"] = dbias;
     }
@@ -93,7 +93,7 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
   for (UnaryKind k : kBackwardKinds) {
     if (unary_backward_name(k) != op) continue;
     UnaryBackwardCall c{k, arena.upload(input(in, "x")), arena.upload(input(in, "dy")), {}};
-    c.dx = arena.allocate(c.x.dtype, c.x.shape);
+    c.dx = arena.output("dx", c.x.dtype, c.x.shape);
     return BuiltCall{c, {{"dx", c.dx}}};
   }
   if (op == "swiglu_backward") {
@@ -101,8 +101,8 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
     c.gate = arena.upload(input(in, "gate"));
     c.up = arena.upload(input(in, "up"));
     c.dy = arena.upload(input(in, "dy"));
-    c.dgate = arena.allocate(c.gate.dtype, c.gate.shape);
-    c.dup = arena.allocate(c.gate.dtype, c.gate.shape);
+    c.dgate = arena.output("dgate", c.gate.dtype, c.gate.shape);
+    c.dup = arena.output("dup", c.gate.dtype, c.gate.shape);
     return BuiltCall{c, {{"dgate", c.dgate}, {"dup", c.dup}}};
   }
   if (op == "cross_entropy") {
@@ -114,10 +114,10 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
     c.reduction = parse_reduction(attrs);
     if (c.logits.rank() != 2) throw_invalid_argument("cross_entropy", "logits", "rank 2 [N, V]", c.logits.shape.str());
     const DType loss_dtype = c.logits.dtype == DType::f64 ? DType::f64 : DType::f32;
-    c.loss = arena.allocate(loss_dtype, c.reduction == LossReduction::none ? Shape{c.logits.shape[0]} : Shape{});
+    c.loss = arena.output("loss", loss_dtype, c.reduction == LossReduction::none ? Shape{c.logits.shape[0]} : Shape{});
     BuiltCall b{c, {{"loss", c.loss}}};
     if (requested.count("dlogits")) {
-      const Tensor d = arena.allocate(c.logits.dtype, c.logits.shape);
+      const Tensor d = arena.output("dlogits", c.logits.dtype, c.logits.shape);
       std::get<CrossEntropyCall>(b.call).dlogits = d;
       b.outputs["dlogits"] = d;
     }
@@ -169,14 +169,14 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
       throw UsageError("global_norm: inputs are x0, x1, ... without gaps");
     bool all_f64 = true;
     for (const Tensor& x : c.xs) all_f64 = all_f64 && x.dtype == DType::f64;
-    c.y = arena.allocate(all_f64 ? DType::f64 : DType::f32, Shape{});
+    c.y = arena.output("y", all_f64 ? DType::f64 : DType::f32, Shape{});
     return BuiltCall{c, {{"y", c.y}}};
   }
   if (op == "rope_backward") {
     RopeBackwardCall c;
     c.dy = arena.upload(input(in, "dy"));
     c.positions = upload_rope_positions(arena, input(in, "positions"), "rope_backward");
-    c.dx = arena.allocate(c.dy.dtype, c.dy.shape);
+    c.dx = arena.output("dx", c.dy.dtype, c.dy.shape);
     c.theta = attrs.get_float("theta", 10000.0f);
     const std::string style = attrs.get_string("style", "neox");
     if (style != "neox" && style != "gptj")
@@ -198,9 +198,9 @@ std::optional<BuiltCall> build_training_call(const OpSpec& spec, const std::map<
     c.y = arena.upload(input(in, "y"));
     c.dy = arena.upload(input(in, "dy"));
     c.lse = arena.upload_as(input(in, "lse"), c.q.dtype == DType::f64 ? DType::f64 : DType::f32);
-    c.dq = arena.allocate(c.q.dtype, c.q.shape);
-    c.dk = arena.allocate(c.k.dtype, c.k.shape);
-    c.dv = arena.allocate(c.v.dtype, c.v.shape);
+    c.dq = arena.output("dq", c.q.dtype, c.q.shape);
+    c.dk = arena.output("dk", c.k.dtype, c.k.shape);
+    c.dv = arena.output("dv", c.v.dtype, c.v.shape);
     c.scale = attrs.get_float("scale", 0.0f);
     c.causal = attrs.get_bool("causal", false);
     return BuiltCall{c, {{"dq", c.dq}, {"dk", c.dk}, {"dv", c.dv}}};

@@ -2,7 +2,8 @@
 // run` (tools/run_ops.h: names, inputs, attributes, help), so a new op in
 // that table is a new Python function. Inputs are hal tensors, DLPack objects
 // (viewed, zero-copy) or array-likes (copied to the device); attributes are
-// keyword arguments parsed by the same code as `hal run --attr`; the output is
+// keyword arguments parsed by the same code as `hal run --attr`, and the call
+// is built by the same builder as `hal run` (tools::build_call); the output is
 // out= (any of the above that views memory) or allocated and returned.
 #include <fmt/format.h>
 
@@ -68,256 +69,6 @@ bool contains(const std::vector<std::string_view>& names, std::string_view n) {
   return false;
 }
 
-[[noreturn]] void bad_attr(std::string_view key, const std::string& value, std::string_view expected) {
-  throw tools::UsageError(fmt::format("attribute '{}': expected {}, given '{}'", key, expected, value));
-}
-
-// The output: out= when given, else a new tensor.
-// Ops with two outputs (quantize_fp8: y and scales) take out=(y, scales) and return both.
-struct Output {
-  const py::object& out;
-  Device& device;
-  std::optional<PyTensor> tensor;
-  std::optional<PyTensor> second{};
-  Tensor make(DType dtype, const Shape& shape) {
-    tensor = out.is_none() ? allocate_tensor(device, dtype, shape) : tensor_argument(out, &device, std::nullopt, true);
-    return tensor->view;
-  }
-  void make_pair(DType dtype0, const Shape& shape0, DType dtype1, const Shape& shape1) {
-    if (out.is_none()) {
-      tensor = allocate_tensor(device, dtype0, shape0);
-      second = allocate_tensor(device, dtype1, shape1);
-      return;
-    }
-    if (!py::isinstance<py::sequence>(out) || py::len(out) != 2)
-      throw py::type_error("out= of an op with two outputs is a pair (first, second)");
-    tensor = tensor_argument(out[py::int_(0)], &device, std::nullopt, true);
-    second = tensor_argument(out[py::int_(1)], &device, std::nullopt, true);
-  }
-};
-
-Fp8Block parse_block(const Attrs& attrs) {
-  const std::string v = attrs.get_string("block", "1x128");
-  for (Fp8Block b : {Fp8Block::row_1x128, Fp8Block::block_128x128, Fp8Block::tensor})
-    if (to_string(b) == v) return b;
-  bad_attr("block", v, "1x128, 128x128 or tensor");
-}
-
-Activation parse_activation(const Attrs& attrs) {
-  const std::string act = attrs.get_string("activation", "none");
-  for (Activation a : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::silu})
-    if (to_string(a) == act) return a;
-  bad_attr("activation", act, "none, relu, gelu_tanh or silu");
-}
-
-// Builds the call like `hal run` does (tools/run_ops.cpp), from device tensors.
-OpCall build(std::string_view op, std::map<std::string, PyTensor>& in, const Attrs& attrs, Output& y) {
-  auto t = [&](const char* name) -> Tensor { return in.at(name).view; };
-  auto opt = [&](const char* name) -> std::optional<Tensor> {
-    auto it = in.find(name);
-    return it == in.end() ? std::nullopt : std::optional<Tensor>(it->second.view);
-  };
-  if (op == "gemm") {
-    GemmCall g;
-    g.trans_a = attrs.get_bool("trans_a", false);
-    g.trans_b = attrs.get_bool("trans_b", false);
-    g.alpha = attrs.get_float("alpha", 1.0f);
-    g.beta = attrs.get_float("beta", 0.0f);
-    const std::string act = attrs.get_string("activation", "none");
-    bool found = false;
-    for (Activation a : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::silu})
-      if (to_string(a) == act) g.activation = a, found = true;
-    if (!found) bad_attr("activation", act, "none, relu, gelu_tanh or silu");
-    g.a = t("a");
-    g.b = t("b");
-    g.bias = opt("bias");
-    if (auto c = opt("c")) {
-      if (!y.out.is_none()) throw tools::UsageError("gemm: give c or out=, not both (c is the output)");
-      if (attrs.has("dtype")) throw tools::UsageError("gemm: 'dtype' sets C's dtype only when c is absent");
-      g.c = *c;
-      y.tensor = in.at("c");
-    } else {
-      const Shape& a = g.a.shape;
-      const Shape& b = g.b.shape;
-      if (a.rank() < 2 || a.rank() > 3 || b.rank() < 2 || b.rank() > 3)
-        throw_invalid_argument("gemm", a.rank() < 2 || a.rank() > 3 ? "a" : "b", "rank 2 or 3",
-                               fmt::format("a {} and b {}", a.str(), b.str()));
-      const std::int64_t m = g.trans_a ? a[a.rank() - 1] : a[a.rank() - 2];
-      const std::int64_t n = g.trans_b ? b[b.rank() - 2] : b[b.rank() - 1];
-      const std::int64_t batch = std::max(a.rank() == 3 ? a[0] : 1, b.rank() == 3 ? b[0] : 1);
-      const Shape c_shape = (a.rank() == 3 || b.rank() == 3) ? Shape{batch, m, n} : Shape{m, n};
-      g.c = y.make(attrs.get_dtype("dtype", g.bias ? g.bias->dtype : g.a.dtype), c_shape);
-      if (y.out.is_none()) g.beta = 0.0f;  // a new C has no contents to scale
-    }
-    return g;
-  }
-  for (BinaryKind k : {BinaryKind::add, BinaryKind::sub, BinaryKind::mul, BinaryKind::div, BinaryKind::maximum,
-                       BinaryKind::minimum})
-    if (to_string(k) == op) {
-      BinaryCall c{k, t("a"), t("b"), {}};
-      c.y = y.make(c.a.dtype, broadcast_shapes(c.a.shape, c.b.shape, op));
-      return c;
-    }
-  for (UnaryKind k : {UnaryKind::neg, UnaryKind::abs, UnaryKind::exp, UnaryKind::log, UnaryKind::sqrt,
-                      UnaryKind::rsqrt, UnaryKind::tanh, UnaryKind::sigmoid, UnaryKind::relu, UnaryKind::gelu,
-                      UnaryKind::gelu_tanh, UnaryKind::silu})
-    if (to_string(k) == op) {
-      UnaryCall c{k, t("x"), {}};
-      c.y = y.make(c.x.dtype, c.x.shape);
-      return c;
-    }
-  for (ReduceKind k : {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min, ReduceKind::argmax})
-    if (to_string(k) == op) {
-      ReduceCall r;
-      r.kind = k;
-      r.x = t("x");
-      r.axis = static_cast<int>(attrs.get_int("axis", -1));
-      r.keepdim = attrs.get_bool("keepdim", false);
-      const int axis = normalize_axis(r.axis, r.x.rank(), op, "axis");
-      Shape s = r.x.shape;
-      if (r.keepdim)
-        s[axis] = 1;
-      else
-        s.erase(axis);
-      r.y = y.make(k == ReduceKind::argmax ? DType::i64 : r.x.dtype, s);
-      return r;
-    }
-  if (op == "swiglu") {
-    SwigluCall c{t("gate"), t("up"), {}};
-    c.y = y.make(c.gate.dtype, c.gate.shape);
-    return c;
-  }
-  if (op == "softmax" || op == "log_softmax") {
-    SoftmaxCall c;
-    c.x = t("x");
-    c.scale = attrs.get_float("scale", 1.0f);
-    c.causal = attrs.get_bool("causal", false);
-    c.log = op == "log_softmax";
-    c.y = y.make(c.x.dtype, c.x.shape);
-    return c;
-  }
-  if (op == "layernorm" || op == "rmsnorm") {
-    NormCall c;
-    c.x = t("x");
-    c.weight = t("weight");
-    c.bias = opt("bias");
-    c.eps = attrs.get_float("eps", 1e-5f);
-    c.rms = op == "rmsnorm";
-    c.y = y.make(c.x.dtype, c.x.shape);
-    return c;
-  }
-  if (op == "rope") {
-    RopeCall c;
-    c.x = t("x");
-    c.positions = t("positions");
-    c.inv_freq = opt("inv_freq");
-    c.theta = attrs.get_float("theta", 10000.0f);
-    const std::string style = attrs.get_string("style", "neox");
-    if (style == "neox")
-      c.style = RopeStyle::neox;
-    else if (style == "gptj")
-      c.style = RopeStyle::gptj;
-    else
-      bad_attr("style", style, "neox or gptj");
-    c.rotary_dim = static_cast<int>(attrs.get_int("rotary_dim", 0));
-    c.y = y.make(c.x.dtype, c.x.shape);
-    return c;
-  }
-  if (op == "cast") {
-    CastCall c;
-    c.x = t("x");
-    c.scale = attrs.get_float("scale", 1.0f);
-    c.y = y.make(attrs.get_dtype("dtype", c.x.dtype), c.x.shape);
-    return c;
-  }
-  if (op == "embedding") {
-    EmbeddingCall c{t("table"), t("ids"), {}};
-    if (c.table.rank() != 2) throw_invalid_argument("embedding", "table", "rank 2", c.table.shape.str());
-    Shape s = c.ids.shape;
-    s.push_back(c.table.shape[1]);
-    c.y = y.make(c.table.dtype, s);
-    return c;
-  }
-  if (op == "copy") {
-    CopyCall c;
-    c.x = t("x");
-    if (attrs.has("perm")) {
-      const std::vector<std::int64_t> perm = attrs.get_ints("perm");
-      if (perm.size() > static_cast<std::size_t>(kMaxRank)) bad_attr("perm", attrs.get_string("perm", ""), "a permutation");
-      c.x = c.x.permuted(Dims(std::span<const std::int64_t>(perm)));
-    }
-    c.y = y.make(c.x.dtype, c.x.shape);
-    return c;
-  }
-  if (op == "fill_random") {
-    FillRandomCall c;
-    c.seed = attrs.get_uint("seed", 0);
-    const std::string dist = attrs.get_string("distribution", "uniform");
-    if (dist == "uniform")
-      c.distribution = RandomDistribution::uniform;
-    else if (dist == "normal")
-      c.distribution = RandomDistribution::normal;
-    else
-      bad_attr("distribution", dist, "uniform or normal");
-    c.a = attrs.get_float("a", 0.0f);
-    c.b = attrs.get_float("b", 1.0f);
-    if (y.out.is_none()) {
-      if (!attrs.has("shape")) throw tools::UsageError("fill_random needs shape= (or out=)");
-      const std::vector<std::int64_t> dims = attrs.get_ints("shape");
-      const Shape s = shape_from_python(py::cast(dims), "shape");
-      c.y = y.make(attrs.get_dtype("dtype", DType::f32), s);
-    } else {
-      c.y = y.make(DType::f32, {});
-    }
-    return c;
-  }
-  if (op == "quantize_fp8") {
-    QuantizeFp8Call c;
-    c.x = t("x");
-    c.block = parse_block(attrs);
-    c.pow2_scales = attrs.get_bool("pow2_scales", false);
-    if (c.x.rank() != 2) throw_invalid_argument(op, "x", "rank 2", c.x.shape.str());
-    y.make_pair(attrs.get_dtype("format", DType::f8e4m3), c.x.shape, DType::f32,
-                ops::fp8_scales_shape(c.block, c.x.shape[0], c.x.shape[1]));
-    c.y = y.tensor->view;
-    c.scales = y.second->view;
-    return c;
-  }
-  if (op == "dequantize_fp8") {
-    DequantizeFp8Call c;
-    c.y = t("y");
-    c.scales = t("scales");
-    c.block = parse_block(attrs);
-    c.x = y.make(attrs.get_dtype("dtype", DType::f32), c.y.shape);
-    return c;
-  }
-  if (op == "gemm_fp8" || op == "gemm_fp8_grouped") {
-    const bool grouped = op == "gemm_fp8_grouped";
-    Tensor a = t("a"), b = t("b");
-    if (a.rank() != 2) throw_invalid_argument(op, "a", "rank 2", a.shape.str());
-    if (b.rank() != (grouped ? 3 : 2)) throw_invalid_argument(op, "b", grouped ? "rank 3" : "rank 2", b.shape.str());
-    Fp8Epilogue e;
-    e.alpha = attrs.get_float("alpha", 1.0f);
-    e.beta = attrs.get_float("beta", 0.0f);
-    e.activation = parse_activation(attrs);
-    e.bias = opt("bias");
-    Tensor c_tensor;
-    if (auto c = opt("c")) {
-      if (!y.out.is_none()) throw tools::UsageError(fmt::format("{}: give c or out=, not both (c is the output)", op));
-      if (attrs.has("dtype")) throw tools::UsageError(fmt::format("{}: 'dtype' sets C's dtype only when c is absent", op));
-      c_tensor = *c;
-      y.tensor = in.at("c");
-    } else {
-      c_tensor = y.make(attrs.get_dtype("dtype", e.bias ? e.bias->dtype : DType::bf16),
-                        Shape{a.shape[0], grouped ? b.shape[1] : b.shape[0]});
-      if (y.out.is_none()) e.beta = 0.0f;
-    }
-    if (grouped) return GemmFp8GroupedCall{a, t("a_scales"), b, t("b_scales"), t("offsets"), c_tensor, e};
-    return GemmFp8Call{a, t("a_scales"), b, t("b_scales"), c_tensor, e};
-  }
-  throw_unsupported("python", op, "the Python module (an op of the table it does not build yet)");
-}
-
 // ---- ops built by the op table's own builder ------------------------------
 
 std::vector<std::string_view> all_outputs(const OpSpec& spec) {
@@ -341,11 +92,12 @@ std::vector<std::string_view> writable_outputs(const OpSpec& spec) {
   return v;
 }
 
-// Forward ops built by the table's builder too (their branch in build() above is gone).
-const std::set<std::string_view> kTableBuiltForwardOps = {"attention"};
-
-bool built_by_table(const OpSpec& spec) {
-  if (kTableBuiltForwardOps.count(spec.name)) return true;
+// Ops whose outputs may be given by name (dx=tensor) or asked for (lse=True),
+// besides out=: the training ops (several outputs, some updated in place) and
+// ops with an optional output (attention's lse). The other ops take out= only,
+// as they always have.
+bool takes_named_outputs(const OpSpec& spec) {
+  if (!spec.optional_outputs.empty()) return true;
   static const std::set<std::string_view> training = [] {
     std::vector<OpSpec> v;
     tools::add_training_op_specs(v);
@@ -384,7 +136,9 @@ GivenOutputs given_outputs(const OpSpec& spec, const py::object& out, const std:
     std::size_t required = 0;
     for (std::string_view o : spec.outputs) required += contains(writable, o) ? 1 : 0;
     const bool sequence = py::isinstance<py::tuple>(out) || py::isinstance<py::list>(out);
-    if (!sequence && required == 1) {
+    // An op with one output and none by name takes out= as that tensor, never a tuple.
+    const bool single = writable.size() == 1 && !takes_named_outputs(spec);
+    if ((!sequence && required == 1) || single) {
       give(writable[0], out);
     } else {
       if (!sequence || py::len(out) < required || py::len(out) > writable.size())
@@ -397,11 +151,11 @@ GivenOutputs given_outputs(const OpSpec& spec, const py::object& out, const std:
   return g;
 }
 
-// Builds the call with the op table's builder (tools::build_call, as `hal run` does): every
-// input is a placeholder bound to the caller's device tensor, so the builder
-// sees the caller's memory and converts only what it must (rope's positions to
-// i32). A given output replaces the one the builder allocated before anything
-// runs (that allocation is freed unused).
+// Builds the call with the op table's builder (tools::build_call, as `hal run`
+// does), for every op: every input is a placeholder bound to the caller's
+// device tensor, so the builder sees the caller's memory and converts only
+// what it must (rope's positions to i32), and every given output is bound by
+// its name, so the builder writes there instead of allocating.
 py::object run_through_table(const OpSpec& spec, const std::map<std::string, PyTensor>& in, const Attrs& attrs,
                              GivenOutputs given, Device& dev, const std::shared_ptr<Stream>& shared_stream) {
   Stream& stream = *shared_stream;
@@ -414,25 +168,29 @@ py::object run_through_table(const OpSpec& spec, const std::map<std::string, PyT
     p.shape = t.view.shape;
     arena.bind(p, t.view);
   }
+  for (const auto& [name, g] : given.tensors) arena.bind_output(name, g.view);
   std::optional<tools::BuiltCall> built = tools::build_call(spec, placeholders, attrs, given.requested, arena);
   auto buffers = std::make_shared<std::vector<Buffer>>(arena.release_buffers());
   for (const auto& [name, g] : given.tensors) {
     const auto it = built->outputs.find(name);
-    if (it == built->outputs.end())
+    if (it == built->outputs.end() || it->second.data != g.view.data)
       throw_unsupported("python", op, fmt::format("output '{}' (the op table's builder does not write it)", name));
-    const void* allocated = it->second.data;
-    for_each_tensor(built->call, [&](std::string_view, Tensor& t, TensorRole) {
-      if (t.data == allocated) t = g.view;
-    });
-    it->second = g.view;
   }
+  // The input an output is: by its name (adamw's param), or gemm's c, which is
+  // its y (the table's "y" of an op with an input c).
+  auto input_of = [&](const std::string& output) -> const PyTensor* {
+    if (const auto i = in.find(output); i != in.end()) return &i->second;
+    if (output == "y" && contains(spec.optional_inputs, "c"))
+      if (const auto c = in.find("c"); c != in.end()) return &c->second;
+    return nullptr;
+  };
   // An output that is an input must be the caller's memory, not a converted copy.
   for (const auto& [name, t] : built->outputs) {
-    const auto it = in.find(name);
-    if (it != in.end() && t.data != it->second.view.data)
+    const PyTensor* i = input_of(name);
+    if (i && t.data != i->view.data)
       throw_invalid_argument(op, name, fmt::format("{} (it is updated in place: a converted copy would not be)",
                                                    dtype_name(t.dtype)),
-                             std::string(dtype_name(it->second.view.dtype)));
+                             std::string(dtype_name(i->view.dtype)));
   }
   {
     py::gil_scoped_release release;
@@ -446,8 +204,8 @@ py::object run_through_table(const OpSpec& spec, const std::map<std::string, PyT
     PyTensor r{it->second, buffers};
     if (const auto g = given.tensors.find(name); g != given.tensors.end())
       r = g->second;
-    else if (const auto i = in.find(name); i != in.end())
-      r = i->second;
+    else if (const PyTensor* i = input_of(name))
+      r = *i;
     r.writes->stream = shared_stream;  // __dlpack__ and numpy() order after this stream
     results.push_back(py::cast(r));
   }
@@ -469,7 +227,7 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
   py::object out = py::none(), stream = py::none(), device = py::none();
   std::map<std::string, std::string> attr_values;
   std::map<std::string, py::object> named_outputs;
-  const bool table_built = built_by_table(spec);
+  const bool named = takes_named_outputs(spec);
   for (const auto& [k, v] : kwargs) {
     const std::string key = k.cast<std::string>();
     if (key == "out") out = py::reinterpret_borrow<py::object>(v);
@@ -480,12 +238,12 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
       given[key] = py::reinterpret_borrow<py::object>(v);
     } else if (contains(spec.attrs, key)) {
       if (!v.is_none()) attr_values[key] = attr_string(v);
-    } else if (table_built && contains(writable_outputs(spec), key)) {
+    } else if (named && contains(writable_outputs(spec), key)) {
       named_outputs[key] = py::reinterpret_borrow<py::object>(v);
     } else {
       throw py::type_error(fmt::format("hal.ops.{}() got an unexpected keyword argument '{}' (inputs: {}; options: {}{})",
                                        op, key, fmt::join(inputs, ", "), fmt::join(spec.attrs, ", "),
-                                       table_built ? fmt::format("; outputs: {}", fmt::join(writable_outputs(spec), ", "))
+                                       named ? fmt::format("; outputs: {}", fmt::join(writable_outputs(spec), ", "))
                                                    : std::string()));
     }
   }
@@ -515,24 +273,17 @@ py::object call_op(const OpSpec& spec, const py::args& args, const py::kwargs& k
     if ((op == "rope" && name == "positions") || name == "offsets") dt = DType::i32;
     in.emplace(name, tensor_argument(v, dev, dt, in_place(name)));
   }
-  if (table_built) {
-    const Attrs attrs(std::move(attr_values));
-    return run_through_table(spec, in, attrs, given_outputs(spec, out, named_outputs, *dev), *dev,
-                             shared_stream_for(*dev, stream));
+  // gemm's C (and the fp8 GEMMs'): input c, or out=, which is then C itself:
+  // its contents are scaled by beta, and its dtype is C's (dtype= is not read).
+  if (contains(spec.optional_inputs, "c") && !out.is_none()) {
+    if (in.count("c")) throw tools::UsageError(fmt::format("{}: give c or out=, not both (c is the output)", op));
+    in.emplace("c", tensor_argument(out, dev, std::nullopt, true));
+    out = py::none();
+    attr_values.erase("dtype");
   }
-  Output y{out, *dev, std::nullopt};
   const Attrs attrs(std::move(attr_values));
-  const OpCall call = build(op, in, attrs, y);
-  const std::shared_ptr<Stream> shared = shared_stream_for(*dev, stream);
-  Stream& s = *shared;
-  {
-    py::gil_scoped_release release;
-    ops::run(s, call);
-  }
-  y.tensor->writes->stream = shared;  // __dlpack__ and numpy() order after this stream
-  if (y.second) y.second->writes->stream = shared;
-  if (y.second) return py::make_tuple(*y.tensor, *y.second);
-  return py::cast(*y.tensor);
+  return run_through_table(spec, in, attrs, given_outputs(spec, out, named_outputs, *dev), *dev,
+                           shared_stream_for(*dev, stream));
 }
 
 std::string doc_of(const OpSpec& spec) {
@@ -541,11 +292,11 @@ std::string doc_of(const OpSpec& spec) {
   for (std::string_view i : spec.required_inputs) sig += (sig.empty() ? "" : ", ") + std::string(i);
   for (std::string_view i : spec.optional_inputs) sig += (sig.empty() ? "" : ", ") + std::string(i) + "=None";
   for (std::string_view a : spec.attrs) sig += (sig.empty() ? "" : ", ") + std::string(a) + "=...";
-  if (built_by_table(spec))
+  if (takes_named_outputs(spec))
     for (std::string_view o : writable_outputs(spec)) sig += ", " + std::string(o) + "=None";
   sig += std::string(sig.empty() ? "" : ", ") + "out=None, stream=None, device=None";
   std::string returns = "Returns the output (out= when given).";
-  if (built_by_table(spec)) {
+  if (takes_named_outputs(spec)) {
     std::vector<std::string> r, in_place;
     for (std::string_view o : all_outputs(spec)) {
       const bool optional = contains(spec.optional_outputs, o);

@@ -229,6 +229,21 @@ def test_gemm_accumulates_into_c_and_batches(rng):
     np.testing.assert_allclose(c.numpy(), a @ b + 2 * c0, rtol=1e-12)
 
 
+def test_gemm_out_is_c_and_keeps_its_contents_for_beta(rng):
+    a, b, c0 = rng.standard_normal((4, 5)), rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+    out = h(c0)
+    assert hal.ops.gemm(h(a), h(b), out=out, beta=2.0).data_ptr == out.data_ptr
+    np.testing.assert_allclose(out.numpy(), a @ b + 2 * c0, rtol=1e-12)
+    with pytest.raises(hal.InvalidArgument, match="give c or out=, not both"):
+        hal.ops.gemm(h(a), h(b), h(c0), out=out)
+
+
+def test_fill_random_into_out_takes_its_shape_and_dtype():
+    out = hal.zeros(())
+    assert hal.ops.fill_random(out=out, shape=[7], dtype="f64", seed=1).data_ptr == out.data_ptr
+    assert out.shape == () and out.dtype == hal.f32 and out.numpy() != 0
+
+
 def test_out_is_written_and_returned(rng):
     x = rng.standard_normal((4, 4)).astype(np.float32)
     out = hal.zeros((4, 4))
