@@ -31,7 +31,8 @@ Fp8DecodePlan refuse(std::string why) {
 
 }  // namespace
 
-Fp8DecodePlan plan_fp8_decode_gemm(const kp::GemmFp8Params& p, int compute_units, const Fp8DecodeTuning& tuning) {
+Fp8DecodePlan plan_fp8_decode_gemm(const kp::GemmFp8Params& p, int compute_units, const Fp8DecodeTuning& tuning,
+                                   int tile_m) {
   const kp::GemmParams& g = p.g;
   if (p.groups != 0) return refuse("gemm_fp8_grouped: the tiled kernels");
   if (!is_ocp(p.a_type) || !is_ocp(p.b_type)) return refuse("operands are not OCP e4m3/e5m2 (FNUZ: the tiled kernels)");
@@ -44,10 +45,11 @@ Fp8DecodePlan plan_fp8_decode_gemm(const kp::GemmFp8Params& p, int compute_units
     return refuse("a is not K-contiguous with 16-byte aligned base and rows");
   if (g.b_k_stride != 1 || g.b_n_stride % 16 != 0 || !aligned(g.b))
     return refuse("b is not K-contiguous with 16-byte aligned base and rows");
-  if (compute_units < 1) return refuse("no compute units");
+  if (compute_units < 1 || (tile_m != kp::kDecodeCudaTileM && tile_m != kp::kDecodeHipTileM))
+    return refuse("no compute units or an unknown tile height");
 
   Fp8DecodePlan plan;
-  const std::int64_t m_tiles = ceil_div(g.m, kp::kDecodeCudaTileM);
+  const std::int64_t m_tiles = ceil_div(g.m, tile_m);
   int variant = 1;
   while (variant < m_tiles) variant *= 2;
   plan.m_tiles = variant;
@@ -94,7 +96,17 @@ kp::GemmFp8DecodeParams fp8_decode_params(const kp::GemmFp8Params& p, const Fp8D
   return d;
 }
 
-const char* fp8_decode_kernel_name(const kp::GemmFp8Params& p, const Fp8DecodePlan& plan) {
+const char* fp8_decode_kernel_name(const kp::GemmFp8Params& p, const Fp8DecodePlan& plan, bool hip) {
+  if (hip) {
+    // [a is e5m2][b is e5m2][log2 m_tiles]
+    static constexpr const char* kHip[2][2][3] = {
+        {{"gemm_fp8_decode_e4m3_e4m3_m16", "gemm_fp8_decode_e4m3_e4m3_m32", "gemm_fp8_decode_e4m3_e4m3_m64"},
+         {"gemm_fp8_decode_e4m3_e5m2_m16", "gemm_fp8_decode_e4m3_e5m2_m32", "gemm_fp8_decode_e4m3_e5m2_m64"}},
+        {{"gemm_fp8_decode_e5m2_e4m3_m16", "gemm_fp8_decode_e5m2_e4m3_m32", "gemm_fp8_decode_e5m2_e4m3_m64"},
+         {"gemm_fp8_decode_e5m2_e5m2_m16", "gemm_fp8_decode_e5m2_e5m2_m32", "gemm_fp8_decode_e5m2_e5m2_m64"}}};
+    const int v = plan.m_tiles <= 1 ? 0 : plan.m_tiles == 2 ? 1 : 2;
+    return kHip[p.a_type == codec::kF8E5M2][p.b_type == codec::kF8E5M2][v];
+  }
   // [a is e5m2][b is e5m2][log2 m_tiles]
   static constexpr const char* kNames[2][2][4] = {
       {{"hal_gemm_fp8_decode_e4m3_e4m3_m8", "hal_gemm_fp8_decode_e4m3_e4m3_m16", "hal_gemm_fp8_decode_e4m3_e4m3_m32",
@@ -229,6 +241,76 @@ std::vector<float> emulate_fp8_decode_gemm(const Fp8DecodePlan& plan, bool fp8_m
     }
   }
   // Pass 2 (hal_gemm_decode_reduce): splits in order 0..splits-1.
+  std::vector<float> c(static_cast<std::size_t>(m * n));
+  for (std::int64_t mm = 0; mm < m; ++mm)
+    for (std::int64_t nn = 0; nn < n; ++nn) {
+      float v = partial[static_cast<std::size_t>(kp::decode_partial_index(0, 0, mm, nn, 1, m, n))];
+      for (std::int64_t s = 1; s < plan.splits; ++s)
+        v += partial[static_cast<std::size_t>(kp::decode_partial_index(s, 0, mm, nn, 1, m, n))];
+      c[static_cast<std::size_t>(mm * n + nn)] = v;
+    }
+  return c;
+}
+
+std::vector<float> emulate_fp8_decode_gemm_hip(const Fp8DecodePlan& plan, std::int64_t m, std::int64_t n,
+                                               std::int64_t k, std::int32_t a_type, std::int32_t b_type,
+                                               const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
+                                               const std::vector<float>& sa, const std::vector<float>& sb) {
+  const std::int64_t kbs = ceil_div(k, kp::kFp8Block);
+  const bool a5 = a_type == codec::kF8E5M2, b5 = b_type == codec::kF8E5M2;
+  const float unscale = kp::fp8_decode_unscale(a5, b5);
+  constexpr int kTileM = kp::kDecodeHipTileM;
+  std::vector<float> partial(static_cast<std::size_t>(plan.splits * m * n), std::nanf(""));
+  for (std::int64_t u = 0; u < plan.units; ++u) {
+    const kp::DecodeUnit unit = kp::decode_unit(u, plan.n_tiles, plan.splits);
+    const std::int64_t n0 = unit.n_tile * kp::kDecodeTileN;
+    const std::int64_t k_begin = unit.split * plan.k_per_split;
+    const std::int64_t k_end = std::min(k, k_begin + plan.k_per_split);
+    for (int j = 0; j < plan.m_tiles; ++j) {
+      const std::int64_t m0 = std::int64_t{j} * kTileM;
+      std::array<std::array<float, 16>, 16> total{};  // [n row][m col]
+      for (std::int64_t kb0 = k_begin; kb0 < k_end; kb0 += kp::kFp8Block) {
+        std::array<std::array<float, 16>, 16> blk{};
+        for (int s = 0; s < kp::kFp8DecodeStepsPerBlock; ++s) {
+          const std::int64_t k0 = kb0 + std::int64_t{kp::kFp8DecodeStepK} * s;
+          for (int i = 0; i < 4; ++i) {
+            std::array<std::array<float, 16>, 16> ma{}, mb{};  // ma[row][slot], mb[slot][col]
+            for (int l = 0; l < 64; ++l) {
+              const int r = l % 16, q = l / 16;
+              const std::int64_t kk = k0 + 16 * q;
+              const std::uint32_t w = chunk_word(b, n, k, n0 + r, kk, k_end, i);
+              const std::uint32_t x = chunk_word(a, m, k, m0 + r, kk, k_end, i);
+              for (int e = 0; e < 4; ++e) {
+                ma[r][4 * q + e] = f16_half(kp::fp8_decode_to_f16_pair(w, b5, e / 2), e % 2);
+                mb[4 * q + e][r] = f16_half(kp::fp8_decode_to_f16_pair(x, a5, e / 2), e % 2);
+              }
+            }
+            for (int rr = 0; rr < 16; ++rr)
+              for (int c = 0; c < 16; ++c) {
+                float acc = blk[rr][c];
+                for (int t = 0; t < 16; ++t) acc = std::fma(ma[rr][t], mb[t][c], acc);
+                blk[rr][c] = acc;
+              }
+          }
+        }
+        const std::int64_t kb = kb0 / kp::kFp8Block;
+        const float s_b = sb[static_cast<std::size_t>((n0 / kp::kFp8Block) * kbs + kb)];
+        for (int l = 0; l < 64; ++l)
+          for (int r = 0; r < 4; ++r) {
+            const int nn = kp::decode_hip_acc_n(l, r), mm = kp::decode_hip_acc_m(l);
+            const std::int64_t gm = m0 + mm;
+            const float s_a = gm < m ? sa[static_cast<std::size_t>(gm * kbs + kb)] : 0.0f;
+            total[nn][mm] = std::fma(s_a * s_b, blk[nn][mm] * unscale, total[nn][mm]);
+          }
+      }
+      for (int nn = 0; nn < 16; ++nn)
+        for (int mm = 0; mm < kTileM; ++mm) {
+          const std::int64_t gn = n0 + nn, gm = m0 + mm;
+          if (gn < n && gm < m)
+            partial[static_cast<std::size_t>(kp::decode_partial_index(unit.split, 0, gm, gn, 1, m, n))] = total[nn][mm];
+        }
+    }
+  }
   std::vector<float> c(static_cast<std::size_t>(m * n));
   for (std::int64_t mm = 0; mm < m; ++mm)
     for (std::int64_t nn = 0; nn < n; ++nn) {

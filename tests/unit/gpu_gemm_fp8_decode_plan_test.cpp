@@ -328,6 +328,34 @@ TEST(GpuGemmFp8DecodePlan, EmulatedKernelIsWithinTheGemmFp8BoundOnRandomInputs) 
   }
 }
 
+TEST(GpuGemmFp8DecodePlan, HipVariantsAreSixteenRowTilesAndItsEmulationGivesCpuRefBits) {
+  const int want[] = {1, 1, 2, 4, 4};
+  const std::int64_t ms[] = {1, 16, 17, 33, 64};
+  for (int i = 0; i < 5; ++i) {
+    const kp::GemmFp8Params p = fp8_call(ms[i], 256, 1024, DType::f8e5m2, DType::f8e4m3);
+    const gpu::Fp8DecodePlan plan = gpu::plan_fp8_decode_gemm(p, 304, {}, kp::kDecodeHipTileM);
+    ASSERT_TRUE(plan.ok);
+    EXPECT_EQ(plan.m_tiles, want[i]) << "m = " << ms[i];
+    EXPECT_EQ(std::string(gpu::fp8_decode_kernel_name(p, plan, true)),
+              "gemm_fp8_decode_e5m2_e4m3_m" + std::to_string(16 * want[i]));
+  }
+  EXPECT_FALSE(gpu::plan_fp8_decode_gemm(fp8_call(8, 256, 1024), 304, {}, 32).ok);  // no such tile height
+  for (const Fp8Case& c : kCases)
+    for (const int cus : {1, 304}) {
+      Fp8Data d = make_data(c, true, static_cast<std::uint32_t>(c.m * 17 + c.n));
+      const gpu::Fp8DecodePlan plan =
+          gpu::plan_fp8_decode_gemm(fp8_call(c.m, c.n, c.k, c.at, c.bt), cus, {16, 1}, kp::kDecodeHipTileM);
+      ASSERT_TRUE(plan.ok) << plan.why;
+      const std::vector<float> want = cpu_gemm_fp8(c, d);
+      const std::vector<float> got =
+          gpu::emulate_fp8_decode_gemm_hip(plan, c.m, c.n, c.k, static_cast<std::int32_t>(c.at),
+                                           static_cast<std::int32_t>(c.bt), d.a, d.b, d.sa, d.sb);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], want[i]) << "hip m " << c.m << " n " << c.n << " k " << c.k << " splits " << plan.splits
+                                   << " output " << i;
+    }
+}
+
 TEST(GpuGemmFp8DecodePlan, TheSuiteBoundsCudaWithAFused32ProductModel) {
   // The sm_89+ form issues m16n8k32 (32 products per instruction, 4 per
   // 128-block, the first from zero): the structure of the wgmma model the
