@@ -61,6 +61,11 @@ namespace hal::kernel_params {
 //         worth exactly 2^-8 times the e4m3 value (bias 15 vs 7; e4m3
 //         subnormals land on f16 subnormals with the same factor), and the
 //         NaN magnitude 0x7f gets f16's all-ones exponent (stays NaN).
+// e4m3 subnormals (and the smallest normals' neighbours below 2^-14) thus
+// reach the matrix unit as f16 subnormals, as e5m2 subnormals do in every
+// f16 path (gemm_fp8_mfma.hip's included): the instructions must keep f16
+// subnormal inputs, which the first GPU run checks (the device tests use
+// random values, e4m3 subnormals among them).
 // The block sum of the scaled values is then the unscaled one times
 // 2^-8 per e4m3 operand, with the same roundings (a power-of-two factor in
 // fp32's normal range); the kernel multiplies it back exactly
