@@ -23,7 +23,10 @@ Check:  cuda_kernel_report.py --check-spills report.json
         exits 1 unless every decode GEMM pass-1 kernel
         (hal_gemm_decode_<f16|bf16>_m<8|16|32|64>) and hal_gemm_decode_reduce
         is built for sm_80 and sm_90a, and each pass-1 kernel has mma.sync and
-        16-byte global loads (ld.global...v4) in its PTX.
+        16-byte global loads (ld.global...v4) in its PTX; the same for every
+        fp8 decode GEMM pass-1 kernel (hal_gemm_fp8_decode_<a>_<b>_m*, a, b =
+        e4m3 / e5m2), whose sm_90a PTX must also have the fp8 mma.sync
+        (m16n8k32 .e4m3/.e5m2: family "mma.fp8").
         cuda_kernel_report.py --check-attention-kernels report.json
         exits 1 unless every attention kernel the launchers name
         (ATTENTION_KERNELS: the forward with and without lse, the backward's
@@ -34,7 +37,7 @@ Check:  cuda_kernel_report.py --check-spills report.json
 Registers, spills, shared memory and stack come from the `ptxas -v` log.
 Instruction families are counted in the PTX nvcc generated for each arch
 (PTX_DIR/<name>.compute_XX.ptx, kept by cmake/cuda_run_nvcc.py), per .entry:
-mma (mma.sync), wgmma (wgmma.mma_async), cp.async (not bulk),
+mma (mma.sync), mma.fp8 (its fp8 m16n8k32 form), wgmma (wgmma.mma_async), cp.async (not bulk),
 cp.async.bulk.tensor (TMA), ldmatrix, stmatrix, setmaxnreg, ld.global.v4
 (16-byte global loads). PTX counts are
 static instruction counts before ptxas, and robust without cuobjdump.
@@ -47,6 +50,8 @@ import sys
 
 FAMILIES = {
     "mma": r"^\s*mma\.sync\b",
+    # mma.sync with fp8 operands (m16n8k32 .e4m3 / .e5m2, sm_89+).
+    "mma.fp8": r"^\s*mma\.sync\S*\.m16n8k32\S*\.e[45]m[23]\b",
     "wgmma": r"^\s*wgmma\.mma_async\b",
     "cp.async": r"^\s*cp\.async\.(ca|cg)\b",
     "cp.async.bulk.tensor": r"^\s*cp\.async\.bulk\.tensor\b",
@@ -227,6 +232,11 @@ def check_attention_sm90a(path):
 
 
 DECODE_KERNELS = tuple(f"hal_gemm_decode_{t}_m{m}" for t in ("f16", "bf16") for m in (8, 16, 32, 64))
+# The fp8 decode GEMM (ptx/kernels/gemm_fp8_decode.cu): per arch, the families
+# its pass-1 kernels must have (sm_80: mma.sync f16 after the exact conversion).
+FP8_DECODE_KERNELS = tuple(f"hal_gemm_fp8_decode_{a}_{b}_m{m}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")
+                           for m in (8, 16, 32, 64))
+FP8_DECODE_FAMILIES = {"sm_80": ("mma", "ld.global.v4"), "sm_90a": ("mma", "mma.fp8", "ld.global.v4")}
 
 
 def check_decode_isa(path):
@@ -242,6 +252,14 @@ def check_decode_isa(path):
                 problems.append(f"{name}: not built for {arch}")
                 continue
             for fam in ("mma", "ld.global.v4"):
+                if not (k.get("instructions") or {}).get(fam):
+                    problems.append(f"{name} ({arch}): no {fam} instruction in its PTX")
+        for name in FP8_DECODE_KERNELS:
+            k = by_key.get((name, arch))
+            if k is None:
+                problems.append(f"{name}: not built for {arch}")
+                continue
+            for fam in FP8_DECODE_FAMILIES[arch]:
                 if not (k.get("instructions") or {}).get(fam):
                     problems.append(f"{name} ({arch}): no {fam} instruction in its PTX")
     for p in problems:

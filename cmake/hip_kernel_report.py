@@ -26,7 +26,8 @@ FNUZ fp8 GEMM kernel (gemm_fp8_mfma_fnuz_*) lacks the fp8 MFMA
 vectorised row kernel (hal_softmax, hal_norm, hal_reduce and the 16-bit
 hal_softmax_vec16_2b, hal_norm_vec16_2b: the 16-byte row path), a 16-bit
 packed elementwise kernel (hal_unary_packed_*, hal_swiglu_packed_*) or a
-decode GEMM pass-1 kernel (gemm_decode_<f16|bf16>_m*) lacks
+decode GEMM pass-1 kernel (gemm_decode_<f16|bf16>_m*, gemm_fp8_decode_<a>_<b>_m*:
+also MFMA kernels) lacks
 global_load_dwordx4 on any target or is missing, when a kernel of
 REQUIRED_KERNELS (embedding_backward's) or an attention kernel the launchers
 name (ATTENTION_KERNELS: the forward with and without lse, the backward's
@@ -40,18 +41,23 @@ import subprocess
 import sys
 import tempfile
 
-MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_|gemm_fp8_mfma_|gemm_decode_(f16|bf16)_|"
+MFMA_REQUIRED = re.compile(r"^(gemm_mfma_|attention_flash_|gemm_fp8_mfma_|gemm_decode_(f16|bf16)_|gemm_fp8_decode_|"
                            r"hal_attention_bwd_\w+_mfma_)")
 # The FNUZ fp8 GEMM kernels must use the fp8 MFMA on CDNA3 (gfx94x); on
 # gfx90a, which has none, they take the f16 path (hip/kernels/gemm_fp8_mfma.hip).
 FP8_MFMA_REQUIRED = re.compile(r"^gemm_fp8_mfma_fnuz_")
 FP8_MFMA_TARGET = re.compile(r"^gfx94[0-9]")
 FP8_MFMA_MNEMONIC = re.compile(r"v_mfma_f32_\w+_(fp8|bf8)_(fp8|bf8)")
-MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_", "gemm_decode_", "hal_attention_bwd_dkdv_mfma_",
+MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_", "gemm_decode_", "gemm_fp8_decode_",
+                 "hal_attention_bwd_dkdv_mfma_",
                  "hal_attention_bwd_dq_mfma_")
 # The decode GEMM's pass-1 kernels (hip/kernels/gemm_decode.hip) stream the
-# weights in 16-byte loads and nothing else: each must have global_load_dwordx4.
-DWORDX4_PATTERN_REQUIRED = re.compile(r"^gemm_decode_(f16|bf16)_m\d+$")
+# weights in 16-byte loads and nothing else: each must have global_load_dwordx4;
+# so must the fp8 decode GEMM's (hip/kernels/gemm_fp8_decode.hip), every one
+# of which (FP8_DECODE_KERNELS) must be on every target.
+DWORDX4_PATTERN_REQUIRED = re.compile(r"^(gemm_decode_(f16|bf16)|gemm_fp8_decode_(e4m3|e5m2)_(e4m3|e5m2))_m\d+$")
+FP8_DECODE_KERNELS = tuple(f"gemm_fp8_decode_{a}_{b}_m{m}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")
+                           for m in (16, 32, 64))
 # Row kernels with a 16-byte vector path (hip/kernels/rows_*.hip, x_vec16).
 DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce", "hal_softmax_vec16_2b", "hal_norm_vec16_2b",
                     "hal_unary_packed_bf16", "hal_unary_packed_f16", "hal_swiglu_packed_bf16",
@@ -238,7 +244,7 @@ def main():
         for arch in archs:
             if not any(DWORDX4_PATTERN_REQUIRED.match(k["kernel"]) and k["target"] == arch for k in report["kernels"]):
                 problems.append(f"no gemm_decode_* kernel for {arch}")
-        for kname in DWORDX4_REQUIRED + REQUIRED_KERNELS + tuple(ATTENTION_KERNELS):
+        for kname in DWORDX4_REQUIRED + REQUIRED_KERNELS + tuple(ATTENTION_KERNELS) + FP8_DECODE_KERNELS:
             for arch in archs:
                 if not any(k["kernel"] == kname and k["target"] == arch for k in report["kernels"]):
                     problems.append(f"{kname} ({arch}): kernel missing from every bundle")

@@ -7,6 +7,7 @@
 //
 // Feature macros (each 0 or 1; 0 in the host pass):
 //   HAL_PTX_SM80   mma.sync (bf16/f16), cp.async, ldmatrix        sm_80+
+//   HAL_PTX_SM89   mma.sync fp8 (e4m3/e5m2, m16n8k32)              sm_89+
 //   HAL_PTX_SM90   mbarrier expect_tx, TMA cp.async.bulk.tensor,
 //                  elect.sync, stmatrix, fence.proxy.async        sm_90+
 //   HAL_PTX_SM90A  wgmma.mma_async, setmaxnreg                     sm_90a only
@@ -27,6 +28,13 @@
 #define HAL_PTX_SM80 1
 #else
 #define HAL_PTX_SM80 0
+#endif
+
+// mma.sync with e4m3 / e5m2 operands (m16n8k32, f32 accumulate): sm_89+.
+#if HAL_PTX_DEVICE_PASS && (__CUDA_ARCH__ >= 890)
+#define HAL_PTX_SM89 1
+#else
+#define HAL_PTX_SM89 0
 #endif
 
 #if HAL_PTX_DEVICE_PASS && (__CUDA_ARCH__ >= 900)

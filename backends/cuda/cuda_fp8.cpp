@@ -1,6 +1,8 @@
 // Launchers of the scaled-FP8 ops on CUDA: quantize_fp8 / dequantize_fp8
 // (ptx/kernels/fp8_quantize.cu, through the shared backends/gpu/fp8_launcher.h)
 // and gemm_fp8 / gemm_fp8_grouped, which pick per call
+//   -. gemm_fp8 only, M <= 64: the fp8 decode GEMM (cuda_gemm_fp8_decode.h,
+//      split K, weights streamed once; path "decode" turns it off);
 //   0. hal_gemm_fp8_sm90a_<a>_<b> (ptx/kernels/gemm_fp8_sm90a.cu): TMA +
 //      wgmma on sm_90 with sm_90a code (A scales by TMA too when M-major,
 //      path "wgmma_fp8_tma_scales"), OCP e4m3/e5m2 operands contiguous
@@ -16,6 +18,7 @@
 #include <cstring>
 
 #include "backends/cuda/cuda_driver.h"
+#include "backends/cuda/cuda_gemm_fp8_decode.h"
 #include "backends/cuda/cuda_kernel_args.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_paths.h"
@@ -140,6 +143,7 @@ void run_dequantize_fp8(CudaStream& s, const DequantizeFp8Call& call) { gpu::run
 void run_gemm_fp8(CudaStream& s, const GemmFp8Call& call) {
   kernel_params::GemmFp8Params p = gpu::gemm_fp8_params(call);
   if (p.g.m == 0 || p.g.n == 0) return;
+  if (try_gemm_fp8_decode(s, p)) return;
   gpu::set_fp8_m_tiles(p, Tile::kBlockM, nullptr, "cuda");
   if (try_gemm_fp8_sm90a(s, p, p.g.n)) return;
   gpu::set_fp8_m_tiles(p, kGeneralTile, nullptr, "cuda");

@@ -1,6 +1,8 @@
 // Launchers of the scaled-FP8 ops on HIP: quantize_fp8 / dequantize_fp8
 // (hip/kernels/fp8_quantize.hip, through the shared backends/gpu/fp8_launcher.h)
 // and gemm_fp8 / gemm_fp8_grouped (hip/kernels/gemm_fp8_mfma.hip):
+//   - gemm_fp8 with M <= 64 and OCP operands: first the fp8 decode GEMM
+//     (hip_gemm_fp8_decode.h, split K, weights streamed once);
 //   - FNUZ operands (MI300X's fp8): gemm_fp8_mfma_fnuz_<a>_<b>, the fp8 MFMA
 //     on gfx94x (the same kernel name holds the f16 path in the gfx90a code
 //     object, which has no fp8 MFMA);
@@ -11,6 +13,7 @@
 #include <algorithm>
 
 #include "backends/gpu/fp8_launcher.h"
+#include "backends/hip/hip_gemm_fp8_decode.h"
 #include "backends/hip/hip_kernel_args.h"
 #include "backends/hip/hip_ops.h"
 #include "backends/hip/hip_stream.h"
@@ -56,6 +59,7 @@ void run_dequantize_fp8(HipStream& s, const DequantizeFp8Call& call) { gpu::run_
 void run_gemm_fp8(HipStream& s, const GemmFp8Call& call) {
   kernel_params::GemmFp8Params p = gpu::gemm_fp8_params(call);
   if (p.g.m == 0 || p.g.n == 0) return;
+  if (try_gemm_fp8_decode(s, p)) return;
   gpu::set_fp8_m_tiles(p, kTile, nullptr, "hip");
   launch_gemm_fp8(s, p);
 }

@@ -88,8 +88,10 @@ double BenchCase::bytes() const {
   const double e = static_cast<double>(dtype_size(dtype));
   const auto d = [&](int i) { return static_cast<double>(dims[static_cast<std::size_t>(i)]); };
   switch (op) {
-    case BenchOp::gemm:
-    case BenchOp::gemm_decode: return e * (d(0) * d(2) + d(2) * d(1) + d(0) * d(1));
+    case BenchOp::gemm: return e * (d(0) * d(2) + d(2) * d(1) + d(0) * d(1));
+    case BenchOp::gemm_decode:
+      if (!is_fp8(dtype)) return e * (d(0) * d(2) + d(2) * d(1) + d(0) * d(1));
+      [[fallthrough]];  // fp8: gemm_fp8's operands
     case BenchOp::gemm_fp8: return e * (d(0) * d(2) + d(2) * d(1)) + 2.0 * d(0) * d(1);  // bf16 C
     case BenchOp::gemm_fp8_grouped:  // A, every expert's B, bf16 C
       return e * (d(0) * d(1) * d(3) + d(0) * d(2) * d(3)) + 2.0 * d(0) * d(1) * d(2);
@@ -153,6 +155,17 @@ std::vector<BenchCase> default_suite(const std::string& backend) {
                         {4096, 7168}, {7168, 2048}})
       out.push_back({BenchOp::gemm_fp8, DType::f8e4m3, {m, n, k}});
   }
+  // FP8 decode (issue 24, `--op gemm_decode`, dtype f8e4m3: run as the
+  // gemm_fp8 cases, DeepSeek-V3's scales and bf16 C): M = 1 and 16 on the
+  // same weights (M = 64 is above), beside cuBLASLt's FP8 GEMM and hal's bf16
+  // GEMM; with HAL_GPU_UNVERIFIED=1 gemm_fp8
+  // takes the split-K fp8 decode kernel (ptx/kernels/gemm_fp8_decode.cu,
+  // hip/kernels/gemm_fp8_decode.hip) for these and M = 64.
+  if (!cpu)
+    for (std::int64_t m : {1, 16})
+      for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{2112, 7168}, {24576, 1536}, {7168, 16384},
+                          {4096, 7168}, {7168, 2048}})
+        out.push_back({BenchOp::gemm_decode, DType::f8e4m3, {m, n, k}});
   if (!cpu) out.push_back({BenchOp::gemm_fp8_grouped, DType::f8e4m3, {4, 8192, 4096, 7168}});
   const DType attn_t = cpu ? DType::f32 : DType::bf16;
   for (std::int64_t s : {512, 1024, 2048, 4096, 8192}) {

@@ -36,6 +36,8 @@ constexpr const char* kUsage =
     "  --op gemm_fp8 (MxNxK), gemm_fp8_grouped (GROUPSxROWSxNxK), --dtype f8e4m3 (or another fp8):\n"
     "           beside hal's bf16 GEMM, and on NVIDIA cuBLASLt's per-tensor FP8 GEMM; the GPU fp8\n"
     "           kernels need HAL_GPU_UNVERIFIED=1 (docs/performance.md)\n"
+    "  --op gemm_decode (MxNxK, weights [N, K]): --dtype bf16/f16 beside cuBLAS (op T); --dtype f8e4m3\n"
+    "           as gemm_fp8 (its split-K fp8 decode kernel with HAL_GPU_UNVERIFIED=1)\n"
     "  --quick: fewer samples (for smoke runs)\n"
     "  --op overlap: a gemm on a compute partition while a copy loop (a collective's stand-in) runs on\n"
     "           the units set aside, against the gemm alone (bench/suite/overlap.h)\n";

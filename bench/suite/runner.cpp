@@ -181,23 +181,25 @@ BenchResult Runner::run(const BenchCase& c) {
         if (!measured) r.hal = measure(s, fn);
         break;
       }
-      case BenchOp::gemm_decode: {
-        // Weights stored [N, K] (trans_b), as models hold them; cuBLAS takes the same operands with op T.
-        const std::int64_t m = d(0), n = d(1), k = d(2);
-        Tensor a = o.make(s, c.dtype, {m, k}, 1), w = o.make(s, c.dtype, {n, k}, 2), y = o.make(s, c.dtype, {m, n}, 3, false);
-        ops::GemmOptions nt;
-        nt.trans_b = true;
-        fn = [&s, a, w, y, nt] { ops::gemm(s, a, w, y, nt); };
-        if (vendor_ && vendor_->supports(c.dtype) && vendor_->supports_nt()) {
-          r.vendor_name = vendor_->name() + " (op T)";
-          const auto times = measure_alternating(s, {fn, [&] { vendor_->gemm_nt(s, a, w, y); }});
-          r.hal = times[0];
-          r.vendor = times[1];
-        } else {
-          r.hal = measure(s, fn);
+      case BenchOp::gemm_decode:
+        if (!is_fp8(c.dtype)) {
+          // Weights stored [N, K] (trans_b), as models hold them; cuBLAS takes the same operands with op T.
+          const std::int64_t m = d(0), n = d(1), k = d(2);
+          Tensor a = o.make(s, c.dtype, {m, k}, 1), w = o.make(s, c.dtype, {n, k}, 2), y = o.make(s, c.dtype, {m, n}, 3, false);
+          ops::GemmOptions nt;
+          nt.trans_b = true;
+          fn = [&s, a, w, y, nt] { ops::gemm(s, a, w, y, nt); };
+          if (vendor_ && vendor_->supports(c.dtype) && vendor_->supports_nt()) {
+            r.vendor_name = vendor_->name() + " (op T)";
+            const auto times = measure_alternating(s, {fn, [&] { vendor_->gemm_nt(s, a, w, y); }});
+            r.hal = times[0];
+            r.vendor = times[1];
+          } else {
+            r.hal = measure(s, fn);
+          }
+          break;
         }
-        break;
-      }
+        [[fallthrough]];  // fp8 decode shapes: gemm_fp8 (its decode kernel when HAL_GPU_UNVERIFIED=1)
       case BenchOp::gemm_fp8: {
         // DeepSeek-V3's layout: A 1x128-scaled, B [N, K] 128x128-scaled, C bf16;
         // the baseline is hal's bf16 GEMM on the same shape (B [N, K], trans_b).
