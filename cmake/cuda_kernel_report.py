@@ -15,10 +15,12 @@ Check:  cuda_kernel_report.py --check-spills report.json
         hal_gemm_fp8_sm80 has mma.sync in its sm_80 PTX.
         cuda_kernel_report.py --check-attention-sm90a report.json
         exits 1 unless each of the four hal_attention_sm90a_<f16|bf16>_d<64|128>
-        kernels is in the report for sm_90a with wgmma, TMA and setmaxnreg in
-        its PTX, no spills and no stack frame, and exactly 168 registers (the
-        count its setmaxnreg 24/240 split redistributes: with fewer, the
-        consumers' setmaxnreg.inc would wait forever).
+        forward kernels and the eight backward kernels
+        hal_attention_bwd_<dkdv|dq>_sm90a_<f16|bf16>_d<64|128> is in the
+        report for sm_90a with wgmma, TMA and setmaxnreg in its PTX, no spills
+        and no stack frame, and exactly 168 registers (the count their
+        setmaxnreg 24/240 split redistributes: with fewer, the consumers'
+        setmaxnreg.inc would wait forever).
         cuda_kernel_report.py --check-decode-isa report.json
         exits 1 unless every decode GEMM pass-1 kernel
         (hal_gemm_decode_<f16|bf16>_m<8|16|32|64>) and hal_gemm_decode_reduce
@@ -30,7 +32,7 @@ Check:  cuda_kernel_report.py --check-spills report.json
         cuda_kernel_report.py --check-attention-kernels report.json
         exits 1 unless every attention kernel the launchers name
         (ATTENTION_KERNELS: the forward with and without lse, the backward's
-        delta, general and mma.sync kernels) is in the report for sm_80 and
+        delta, general, mma.sync and sm_90a kernels) is in the report for sm_80 and
         sm_90a, and the tensor-core ones (flash, *_mma_*) have mma.sync,
         ldmatrix and cp.async in their PTX on both.
 
@@ -202,9 +204,14 @@ def check_fp8_isa(path):
     return 1 if problems else 0
 
 
-# The sm_90a attention kernels (ptx/kernels/attention_sm90a.cu) and the register
-# count their launch must have (AttentionSm90aTile::kLaunchRegisters).
-ATTENTION_SM90A = tuple(f"hal_attention_sm90a_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128))
+# The sm_90a attention kernels (ptx/kernels/attention_sm90a.cu, the forward;
+# ptx/kernels/attention_sm90a_backward.cu, the backward's dK/dV and dQ) and
+# the register count their launch must have (AttentionSm90aTile and
+# AttentionSm90aBwdRegisters::kLaunchRegisters).
+ATTENTION_SM90A_BACKWARD = tuple(f"hal_attention_bwd_{k}_sm90a_{t}_d{d}" for k in ("dkdv", "dq")
+                                 for t in ("f16", "bf16") for d in (64, 128))
+ATTENTION_SM90A = (tuple(f"hal_attention_sm90a_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128))
+                   + ATTENTION_SM90A_BACKWARD)
 ATTENTION_SM90A_REGISTERS = 168
 
 
@@ -274,7 +281,9 @@ ATTENTION_KERNELS = (
     ["hal_attention_general", "hal_attention_general_lse"]
     + [f"hal_attention_flash_{t}_d{d}{lse}" for t in ("f16", "bf16") for d in (64, 128) for lse in ("", "_lse")]
     + [f"hal_attention_bwd_{k}_{t}" for k in ("delta", "dkdv_general", "dq_general") for t in ("f32", "f16", "bf16")]
-    + [f"hal_attention_bwd_{k}_mma_{t}_d{d}" for k in ("dkdv", "dq") for t in ("f16", "bf16") for d in (64, 128)])
+    + [f"hal_attention_bwd_{k}_mma_{t}_d{d}" for k in ("dkdv", "dq") for t in ("f16", "bf16") for d in (64, 128)]
+    # sm_90a-only kernels, built as empty stubs for sm_80 (the launcher names them).
+    + list(ATTENTION_SM90A_BACKWARD))
 TENSOR_CORE_FAMILIES = ("mma", "ldmatrix", "cp.async")
 
 

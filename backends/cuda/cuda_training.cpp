@@ -1,6 +1,7 @@
 // Launchers of the training ops (ptx/kernels/training_*.cu, for
 // embedding_backward embedding_backward.cu and for rope_backward rows_rope.cu): the shared GPU launchers
 // (backends/gpu/training_launcher.h) on Cuda's streams and grids.
+#include "backends/cuda/cuda_attention_sm90a_backward.h"
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_kernel_args.h"
 #include "backends/cuda/cuda_ops.h"
@@ -39,13 +40,20 @@ void run_embedding_backward(CudaStream& s, const EmbeddingBackwardCall& c) {
 
 // The mma.sync kernels (attention_backward_mma.cu, sm_80+: every target of the
 // build) unless HAL_CUDA_DISABLE=attention_bwd_mma; the device's opt-in
-// shared memory bounds them.
+// shared memory bounds them. On sm_90a, with HAL_GPU_UNVERIFIED=1 and neither
+// wgmma_attention nor wgmma_attention_bwd disabled, the sm_90a gradient
+// kernels (cuda_attention_sm90a_backward.h) replace the pair after the delta
+// kernel where the call fits them.
 void run_attention_backward(CudaStream& s, const AttentionBackwardCall& c) {
   gpu::AttentionBackwardTarget target;
   target.warp_size = 32;
   target.tensor_cores = path_enabled("attention_bwd_mma");
   target.max_shared_per_block = stream_caps(s).max_shared_per_block_optin;
-  gpu::run_attention_backward<CudaTraining>(s, c, target);
+  gpu::run_attention_backward<CudaTraining>(
+      s, c, target,
+      [](CudaStream& st, const AttentionBackwardCall& call, const kernel_params::AttentionBackwardParams& p) {
+        return try_attention_backward_sm90a(st, call, p);
+      });
 }
 
 }  // namespace hal::cuda

@@ -25,9 +25,21 @@ typename Backend::LaunchShape attention_backward_shape(const AttentionBackwardSt
   return shape;
 }
 
-template <class Backend>
+// The plan's own gradient kernels, no replacement.
+struct PlannedGradients {
+  template <class Stream>
+  bool operator()(Stream&, const AttentionBackwardCall&, const kernel_params::AttentionBackwardParams&) const {
+    return false;
+  }
+};
+
+// `gradients(s, call, p)` runs after the delta kernel (p.delta set): a
+// backend's own dk/dv and dq kernels (CUDA's sm_90a pair,
+// backends/cuda/cuda_attention_sm90a_backward.h) launched on s, returning
+// true; false (nothing launched) leaves them to the plan's dkdv and dq steps.
+template <class Backend, class Gradients = PlannedGradients>
 void run_attention_backward(typename Backend::Stream& s, const AttentionBackwardCall& call,
-                            const AttentionBackwardTarget& target) {
+                            const AttentionBackwardTarget& target, Gradients&& gradients = {}) {
   kernel_params::AttentionBackwardParams p = attention_backward_params(call, Backend::name);
   const AttentionBackwardPlan plan = plan_attention_backward(call, p, target, Backend::name);
   std::optional<CallScratch<typename Backend::Stream>> scratch;
@@ -35,8 +47,10 @@ void run_attention_backward(typename Backend::Stream& s, const AttentionBackward
     scratch.emplace(s, static_cast<std::size_t>(plan.delta_floats) * sizeof(float));
     p.delta = scratch->floats();
   }
-  for (const AttentionBackwardStep* step : {&plan.delta, &plan.dkdv, &plan.dq})
-    if (step->kernel != nullptr) launch(s, step->kernel, attention_backward_shape<Backend>(*step), p);
+  if (plan.delta.kernel != nullptr) launch(s, plan.delta.kernel, attention_backward_shape<Backend>(plan.delta), p);
+  if (!gradients(s, call, p))
+    for (const AttentionBackwardStep* step : {&plan.dkdv, &plan.dq})
+      if (step->kernel != nullptr) launch(s, step->kernel, attention_backward_shape<Backend>(*step), p);
   if (scratch) scratch->finish();
 }
 
