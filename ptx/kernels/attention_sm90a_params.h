@@ -32,8 +32,9 @@ enum class AttentionSm90aSchedule : int32_t { serial = 0, overlap = 1, pingpong 
 // Whether the overlap and pingpong kernels are built (attention_sm90a.cu
 // instantiates them, the plan offers them). 0: with ptxas 13.0 they spill
 // (sm_90a, 168 registers at launch, consumers at 240 after setmaxnreg):
-// bf16 d128 848 bytes, f16 d64 208 bytes, with C7512 "wgmma serialized due
-// to insufficient register resources". The overlap holds S_j (64) while
+// spill stores overlap / pingpong bf16 d128 988 / 1020 bytes, bf16 d64
+// 680 / 688, f16 d128 664 / 684, f16 d64 296 / 280, with C7512 "wgmma
+// serialized due to insufficient register resources". The overlap holds S_j (64) while
 // P_{j-1} V_{j-1} is in flight (its P parts, 32 each, and O, d / 2): 224 live
 // for bf16 d128 before addresses and softmax temporaries; even f16 d64 (160)
 // spills, so ptxas needs more than the live count (the in-flight wgmma
