@@ -18,7 +18,8 @@ Check:  cuda_kernel_report.py --check-spills report.json
         kernels is in the report for sm_90a with wgmma, TMA and setmaxnreg in
         its PTX, no spills and no stack frame, and exactly 168 registers (the
         count its setmaxnreg 24/240 split redistributes: with fewer, the
-        consumers' setmaxnreg.inc would wait forever).
+        consumers' setmaxnreg.inc would wait forever); the same for each
+        _overlap / _pingpong variant the report holds.
         cuda_kernel_report.py --check-decode-isa report.json
         exits 1 unless every decode GEMM pass-1 kernel
         (hal_gemm_decode_<f16|bf16>_m<8|16|32|64>) and hal_gemm_decode_reduce
@@ -201,12 +202,16 @@ def check_fp8_isa(path):
 # count their launch must have (AttentionSm90aTile::kLaunchRegisters).
 ATTENTION_SM90A = tuple(f"hal_attention_sm90a_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128))
 ATTENTION_SM90A_REGISTERS = 168
+# Its overlap / pingpong schedule variants (AttentionSm90aSchedule): checked the
+# same way where built (HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES, off while they spill).
+ATTENTION_SM90A_VARIANTS = tuple(n + v for n in ATTENTION_SM90A for v in ("_overlap", "_pingpong"))
 
 
 def check_attention_sm90a(path):
     report = json.load(open(path, encoding="utf-8"))
     problems = []
-    for name in ATTENTION_SM90A:
+    built = {k["kernel"] for k in report["kernels"] if k["arch"] == "sm_90a"}
+    for name in ATTENTION_SM90A + tuple(v for v in ATTENTION_SM90A_VARIANTS if v in built):
         entries = [k for k in report["kernels"] if k["kernel"] == name and k["arch"] == "sm_90a"]
         if not entries:
             problems.append(f"{name}: not in the report for sm_90a")
