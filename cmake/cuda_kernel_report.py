@@ -20,7 +20,8 @@ Check:  cuda_kernel_report.py --check-spills report.json
         report for sm_90a with wgmma, TMA and setmaxnreg in its PTX, no spills
         and no stack frame, and exactly 168 registers (the count their
         setmaxnreg 24/240 split redistributes: with fewer, the consumers'
-        setmaxnreg.inc would wait forever).
+        setmaxnreg.inc would wait forever); the same for each
+        forward _overlap / _pingpong variant the report holds.
         cuda_kernel_report.py --check-decode-isa report.json
         exits 1 unless every decode GEMM pass-1 kernel
         (hal_gemm_decode_<f16|bf16>_m<8|16|32|64>) and hal_gemm_decode_reduce
@@ -213,12 +214,16 @@ ATTENTION_SM90A_BACKWARD = tuple(f"hal_attention_bwd_{k}_sm90a_{t}_d{d}" for k i
 ATTENTION_SM90A = (tuple(f"hal_attention_sm90a_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128))
                    + ATTENTION_SM90A_BACKWARD)
 ATTENTION_SM90A_REGISTERS = 168
+# Its overlap / pingpong schedule variants (AttentionSm90aSchedule): checked the
+# same way where built (HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES, off while they spill).
+ATTENTION_SM90A_VARIANTS = tuple(f"hal_attention_sm90a_{t}_d{d}{v}" for t in ("f16", "bf16") for d in (64, 128) for v in ("_overlap", "_pingpong"))
 
 
 def check_attention_sm90a(path):
     report = json.load(open(path, encoding="utf-8"))
     problems = []
-    for name in ATTENTION_SM90A:
+    built = {k["kernel"] for k in report["kernels"] if k["arch"] == "sm_90a"}
+    for name in ATTENTION_SM90A + tuple(v for v in ATTENTION_SM90A_VARIANTS if v in built):
         entries = [k for k in report["kernels"] if k["kernel"] == name and k["arch"] == "sm_90a"]
         if not entries:
             problems.append(f"{name}: not in the report for sm_90a")

@@ -4,7 +4,9 @@
 #include "backends/cuda/cuda_attention_sm90a.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "backends/cuda/cuda_attention_sm90a_plan.h"
 #include "backends/cuda/cuda_driver.h"
@@ -12,6 +14,7 @@
 #include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
 #include "backends/gpu/unverified.h"
+#include "hal/error.h"
 #include "ptx/kernels/attention_sm90a_params.h"
 
 namespace hal::cuda {
@@ -21,6 +24,20 @@ namespace {
 static_assert(sizeof(CUtensorMap) == sizeof(ptx::TmaDescriptorBytes), "opaque TMA descriptor must match CUtensorMap");
 
 std::atomic<std::uint64_t> g_launches{0};
+
+// HAL_ATTENTION_SM90A_SCHEDULE, read once: serial (default), overlap, pingpong.
+ptx::AttentionSm90aSchedule schedule_from_env() {
+  static const ptx::AttentionSm90aSchedule s = [] {
+    const char* v = std::getenv("HAL_ATTENTION_SM90A_SCHEDULE");
+    ptx::AttentionSm90aSchedule out{};
+    if (!parse_attention_sm90a_schedule(v, out))
+      throw Error(ErrorCode::invalid_argument, std::string("attention (sm_90a): HAL_ATTENTION_SM90A_SCHEDULE: expected serial, overlap or "
+                              "pingpong, got \"") +
+                  v + "\"");
+    return out;
+  }();
+  return s;
+}
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
@@ -64,13 +81,15 @@ bool try_attention_sm90a(CudaStream& s, const AttentionCall& call, const kernel_
   dev.max_shared_per_block_optin = caps.max_shared_per_block_optin;
   bool aligned = true;
   for (const Tensor* t : {&call.q, &call.k, &call.v, &call.y}) aligned = aligned && aligned16(t->first());
-  const AttentionSm90aPlan plan = plan_attention_sm90a(p, aligned, dev);
+  const AttentionSm90aPlan plan = plan_attention_sm90a(p, aligned, dev, schedule_from_env());
   if (plan.kernel == nullptr) return false;
 
   ptx::AttentionSm90aParams k{};
   const DType t = call.q.dtype;
   if (!encode_view(k.q_map, call.q.first(), t, plan.q) || !encode_view(k.k_map, call.k.first(), t, plan.k) ||
       !encode_view(k.v_map, call.v.first(), t, plan.v))
+    return false;
+  if (plan.schedule != ptx::AttentionSm90aSchedule::serial && !encode_view(k.y_map, call.y.first(), t, plan.y))
     return false;
   k.a = p;
   k.m_tiles = plan.m_tiles;

@@ -6,6 +6,7 @@
 // (cuda_attention_sm90a.cpp) only encodes the views and launches.
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 
 #include "hal/dtype.h"
 #include "kernel_params/attention.h"
@@ -32,7 +33,9 @@ struct AttentionSm90aDevice {
 struct AttentionSm90aPlan {
   const char* kernel = nullptr;  // nullptr: the call does not fit; `why` says which rule failed
   const char* why = "";
+  ptx::AttentionSm90aSchedule schedule = ptx::AttentionSm90aSchedule::serial;
   TmaView4D q, k, v;
+  TmaView4D y;  // the TMA store's view (overlap, pingpong); box rows kYRowsPerConsumer
   unsigned grid = 0, threads = 0, shared_bytes = 0;
   std::int32_t m_tiles = 0, items = 0;
 };
@@ -72,12 +75,42 @@ inline bool row_pairs_ok(const std::int64_t (&stride)[4]) {
   return stride[3] == 1 && stride[0] % 8 == 0 && stride[1] % 8 == 0 && stride[2] % 8 == 0;
 }
 
+// hal_attention_sm90a_<f16|bf16>_d<64|128>[_overlap|_pingpong].
+inline const char* kernel_name(bool f16, bool d64, ptx::AttentionSm90aSchedule s) {
+  static const char* const names[3][4] = {
+      {"hal_attention_sm90a_f16_d64", "hal_attention_sm90a_f16_d128", "hal_attention_sm90a_bf16_d64",
+       "hal_attention_sm90a_bf16_d128"},
+      {"hal_attention_sm90a_f16_d64_overlap", "hal_attention_sm90a_f16_d128_overlap",
+       "hal_attention_sm90a_bf16_d64_overlap", "hal_attention_sm90a_bf16_d128_overlap"},
+      {"hal_attention_sm90a_f16_d64_pingpong", "hal_attention_sm90a_f16_d128_pingpong",
+       "hal_attention_sm90a_bf16_d64_pingpong", "hal_attention_sm90a_bf16_d128_pingpong"}};
+  return names[static_cast<int>(s)][(f16 ? 0 : 2) + (d64 ? 0 : 1)];
+}
+
 }  // namespace attention_sm90a_detail
 
+// HAL_ATTENTION_SM90A_SCHEDULE's values: "serial" (or unset / empty),
+// "overlap", "pingpong". False for anything else (the launcher reports it).
+inline bool parse_attention_sm90a_schedule(const char* v, ptx::AttentionSm90aSchedule& out) {
+  const std::string_view s = v == nullptr ? std::string_view{} : std::string_view{v};
+  if (s.empty() || s == "serial") {
+    out = ptx::AttentionSm90aSchedule::serial;
+  } else if (s == "overlap") {
+    out = ptx::AttentionSm90aSchedule::overlap;
+  } else if (s == "pingpong") {
+    out = ptx::AttentionSm90aSchedule::pingpong;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // `p` as gpu::attention_params packs it; `bases_aligned16`: q, k, v and y
-// start at 16-byte-aligned addresses.
+// start at 16-byte-aligned addresses; `schedule`: the kernel variant
+// (overlap and pingpong only where built, kAttentionSm90aOverlapSchedulesBuilt).
 inline AttentionSm90aPlan plan_attention_sm90a(const kernel_params::AttentionParams& p, bool bases_aligned16,
-                                               const AttentionSm90aDevice& dev) {
+                                               const AttentionSm90aDevice& dev,
+                                               ptx::AttentionSm90aSchedule schedule = ptx::AttentionSm90aSchedule::serial) {
   using namespace attention_sm90a_detail;
   AttentionSm90aPlan plan;
   auto no = [&](const char* why) {
@@ -86,6 +119,10 @@ inline AttentionSm90aPlan plan_attention_sm90a(const kernel_params::AttentionPar
     return plan;
   };
   const auto f16 = static_cast<std::uint8_t>(DType::f16), bf16 = static_cast<std::uint8_t>(DType::bf16);
+  const bool serial = schedule == ptx::AttentionSm90aSchedule::serial;
+  if (!serial && !ptx::kAttentionSm90aOverlapSchedulesBuilt)
+    return no("the overlap / pingpong schedules are not built (they spill with ptxas 13.0; "
+              "HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES in attention_sm90a_params.h)");
   if (dev.cc_major != 9 || !dev.has_sm90a_kernels || dev.sm_count <= 0) return no("not an sm_90 device with sm_90a code");
   if (p.qkv_type != p.y_type || (p.qkv_type != f16 && p.qkv_type != bf16)) return no("q/k/v/y not one dtype, f16 or bf16");
   if (p.d != p.dv || (p.d != 64 && p.d != 128)) return no("d == dv in {64, 128} only");
@@ -96,13 +133,17 @@ inline AttentionSm90aPlan plan_attention_sm90a(const kernel_params::AttentionPar
   const bool d64 = p.d == 64;
   const int block_q = d64 ? ptx::AttentionSm90aTile<64>::kBlockQ : ptx::AttentionSm90aTile<128>::kBlockQ;
   const int block_k = d64 ? ptx::AttentionSm90aTile<64>::kBlockK : ptx::AttentionSm90aTile<128>::kBlockK;
-  const int shared = d64 ? ptx::AttentionSm90aTile<64>::kSharedBytes : ptx::AttentionSm90aTile<128>::kSharedBytes;
+  const int shared = d64 ? ptx::AttentionSm90aTile<64>::shared_bytes(schedule)
+                         : ptx::AttentionSm90aTile<128>::shared_bytes(schedule);
   const int threads = d64 ? ptx::AttentionSm90aTile<64>::kThreads : ptx::AttentionSm90aTile<128>::kThreads;
   if (dev.max_shared_per_block_optin < shared) return no("the device grants less shared memory than the tile needs");
   if (!make_view(plan.q, p.batch, p.sq, p.hq, p.d, p.q_stride, static_cast<std::uint32_t>(block_q)) ||
       !make_view(plan.k, p.batch, p.sk, p.hkv, p.d, p.k_stride, static_cast<std::uint32_t>(block_k)) ||
       !make_view(plan.v, p.batch, p.sk, p.hkv, p.dv, p.v_stride, static_cast<std::uint32_t>(block_k)))
     return no("q/k/v strides not TMA views (channel stride 1, others positive multiples of 8 elements)");
+  if (!serial && !make_view(plan.y, p.batch, p.sq, p.hq, p.dv, p.y_stride,
+                            static_cast<std::uint32_t>(ptx::AttentionSm90aTile<64>::kYRowsPerConsumer)))
+    return no("y strides not a TMA view (the overlap / pingpong store)");
   const std::int64_t m_tiles = (p.sq + block_q - 1) / block_q;
   const std::int64_t items = m_tiles * p.hq * p.batch;
   if (items > kMaxI32) return no("at most 2^31 - 1 work items (query tiles x heads x batch)");
@@ -111,9 +152,8 @@ inline AttentionSm90aPlan plan_attention_sm90a(const kernel_params::AttentionPar
   plan.grid = static_cast<unsigned>(std::min<std::int64_t>(dev.sm_count, items));
   plan.threads = static_cast<unsigned>(threads);
   plan.shared_bytes = static_cast<unsigned>(shared);
-  const bool is_f16 = p.qkv_type == f16;
-  plan.kernel = is_f16 ? (d64 ? "hal_attention_sm90a_f16_d64" : "hal_attention_sm90a_f16_d128")
-                       : (d64 ? "hal_attention_sm90a_bf16_d64" : "hal_attention_sm90a_bf16_d128");
+  plan.schedule = schedule;
+  plan.kernel = kernel_name(p.qkv_type == f16, d64, schedule);
   return plan;
 }
 

@@ -33,12 +33,14 @@
 //   k_full[s], v_full[s] (1 arrival + TMA bytes): producer
 //            arrive.expect_tx(tile bytes), then the tile's d / 64 boxes;
 //            separate barriers so S starts before V has landed.
-//   empty[s] (2 arrivals): thread 0 of each consumer warpgroup, after the
-//            P V wgmmas that read V (and, earlier, the S wgmmas that read
-//            K) have completed (wgmma.wait_group 0).
+//   k_empty[s], v_empty[s] (2 arrivals each): thread 0 of each consumer
+//            warpgroup once the S wgmmas that read K (the P V wgmmas that
+//            read V) have completed; the producer waits for k_empty before
+//            it loads K, v_empty before V. serial arrives on both after
+//            P V; overlap releases K a tile before V (its P V lags a tile).
 //   q_full (1 + TMA bytes), q_empty (2 arrivals, after each consumer's last
 //            S wgmma of the item): Q is single-buffered.
-// The producer's first pass waits for parity 1 of empty / q_empty, which a
+// The producer's first pass waits for parity 1 of the empties, which a
 // fresh mbarrier reports as complete. Waits are bounded (trap, no printf:
 // a call would serialise the wgmma pipeline, ptxas C7510).
 //
@@ -51,7 +53,11 @@
 //
 // Scheduler: persistent, grid = min(SM count, items); CTA c takes items c,
 // c + grid, ... in attention_sm90a_work_item's order (longest causal items
-// first). y is stored from registers (4-byte pairs; rows >= sq skipped).
+// first). serial stores y from registers (4-byte pairs; rows >= sq skipped);
+// overlap and pingpong through a swizzled staging tile per consumer and a
+// TMA store (attention_sm90a_sync.cuh). The schedules (serial, overlap,
+// pingpong: AttentionSm90aSchedule, attention_sm90a_params.h) are kernel
+// variants; see consumer_overlap for the overlapped order.
 // Everything compiles to an empty stub outside sm_90a.
 #include <math.h>
 #include <stdint.h>
@@ -69,6 +75,7 @@
 
 #include "ptx/arch_config.cuh"
 #include "ptx/kernels/attention_sm90a_params.h"
+#include "ptx/kernels/attention_sm90a_sync.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
 #include "ptx/tma.cuh"
@@ -112,9 +119,11 @@ template <class Cfg>
 struct Smem {
   uint8_t* ring;  // stage s: K at ring + 2 s kKBytes, V right after it
   uint8_t* q;
+  uint8_t* y;  // the consumers' y staging (overlap, pingpong only)
   Mbarrier* k_full;
   Mbarrier* v_full;
-  Mbarrier* empty;
+  Mbarrier* k_empty;
+  Mbarrier* v_empty;
   Mbarrier* q_full;
   Mbarrier* q_empty;
   __device__ __forceinline__ uint8_t* k(int s) const { return ring + 2 * s * Cfg::kKBytes; }
@@ -158,11 +167,12 @@ __device__ __forceinline__ void producer(const AttentionSm90aParams& p, const Sm
     q_phase ^= 1u;
     for (int32_t t = 0; t < it.n_kv; ++t) {
       const int32_t n0 = t * Cfg::kBlockK;
-      sm.empty[stage].wait(phase ^ 1u);
+      sm.k_empty[stage].wait(phase ^ 1u);
       sm.k_full[stage].arrive_expect_tx(Cfg::kKBytes);
 #pragma unroll
       for (int box = 0; box < Cfg::kBoxes; ++box)
         TmaLoad4D::copy(sm.k(stage) + box * Cfg::kBoxBytesK, &p.k_map, sm.k_full[stage], 64 * box, n0, it.kvh, b);
+      sm.v_empty[stage].wait(phase ^ 1u);
       sm.v_full[stage].arrive_expect_tx(Cfg::kKBytes);
 #pragma unroll
       for (int box = 0; box < Cfg::kBoxes; ++box)
@@ -177,11 +187,12 @@ __device__ __forceinline__ void producer(const AttentionSm90aParams& p, const Sm
 
 // Scale to the log2 domain, mask (when kMask), and fold one key tile into
 // the running row max / sum; returns the rescale factor of O per row.
+// diag0: the last key row row0 sees (row0 + sk - sq); row0 + 8 sees 8 more.
 // Element e of column group j is row (e / 2), key n0 + 8j + 2(t % 4) + e % 2.
 template <bool kMask>
 __device__ __forceinline__ void softmax_tile(float (&s)[64], float (&row_m)[2], float (&row_l)[2], float (&corr)[2],
                                              float scale_log2, int64_t n0, int qd, int64_t sk, bool causal,
-                                             const int64_t (&diag)[2]) {
+                                             int64_t diag0) {
   float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
   for (int j = 0; j < 16; ++j)
@@ -190,7 +201,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[64], float (&row_m)[2], 
       float x = s[4 * j + e] * scale_log2;
       if constexpr (kMask) {
         const int64_t key = n0 + 8 * j + 2 * qd + (e & 1);
-        if (key >= sk || (causal && key > diag[e / 2])) x = -INFINITY;
+        if (key >= sk || (causal && key > diag0 + 8 * (e / 2))) x = -INFINITY;
       }
       s[4 * j + e] = x;
       tile_max[e / 2] = fmaxf(tile_max[e / 2], x);
@@ -216,158 +227,396 @@ __device__ __forceinline__ void softmax_tile(float (&s)[64], float (&row_m)[2], 
     }
 }
 
+// Per-thread view of one consumer warpgroup, and the steps every schedule
+// is made of.
 template <class Cfg, class T>
-__device__ __forceinline__ void consumer(const AttentionSm90aParams& p, const Smem<Cfg>& sm, int cw) {
-  constexpr int D = Cfg::kD;
-  constexpr int kOAcc = D / 2;           // fp32 accumulators of m64nD per thread
-  constexpr int kSlices = Cfg::kBlockK / 16;  // k16 slices of P V
+struct Consumer {
+  static constexpr int D = Cfg::kD;
+  static constexpr int kOAcc = D / 2;                 // fp32 accumulators of m64nD per thread
+  static constexpr int kSlices = Cfg::kBlockK / 16;  // k16 slices of P V
   using MmaS = typename T::MmaS;
   using MmaO = typename T::template MmaO<D>;
-  const kernel_params::AttentionParams& a = p.a;
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  const int g = lane / 4, qd = lane % 4;
-  const float scale_log2 = a.scale * 1.4426950408889634f;
-  const bool causal = a.causal != 0;
-  int stage = 0;
-  uint32_t phase = 0, q_phase = 0;
-  for (int32_t index = blockIdx.x; index < p.items; index += gridDim.x) {
-    const Item it = item_at<Cfg>(p, index);
-    const int64_t row0 = it.q0 + cw * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
-    const int64_t diag[2] = {row0 + (a.sk - a.sq), row0 + 8 + (a.sk - a.sq)};
-    float o[kOAcc];
-#pragma unroll
-    for (int i = 0; i < kOAcc; ++i) o[i] = 0.0f;
-    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.0f, 0.0f};
+  using PRegs = uint32_t[T::kPParts][kSlices][4];
 
-    if (it.n_kv > 0) {
-      sm.q_full->wait(q_phase);
-      q_phase ^= 1u;
+  // S = Q K^T of the stage's K tile into s (zero-initialised by the first
+  // k16 slice); issued and committed, not waited for.
+  static __device__ __forceinline__ void issue_s(float (&s)[64], const Smem<Cfg>& sm, int stage, int cw) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) wgmma_fence_operand(s[i]);
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < D / 16; ++k) {
+      // k16 slice k: box k / 4, 32 bytes per slice inside its 128-byte rows.
+      const uint8_t* qa = sm.q + (k / 4) * Cfg::kBoxBytesQ + cw * 64 * 128 + 32 * (k % 4);
+      const uint8_t* kb = sm.k(stage) + (k / 4) * Cfg::kBoxBytesK + 32 * (k % 4);
+      MmaS::fma(s, make_wgmma_desc(qa, 16, 1024, WgmmaSwizzle::b128), make_wgmma_desc(kb, 16, 1024, WgmmaSwizzle::b128),
+                k > 0 ? 1 : 0);
     }
-    for (int32_t kt = 0; kt < it.n_kv; ++kt) {
-      const int64_t n0 = static_cast<int64_t>(kt) * Cfg::kBlockK;
-      float s[64];
-      sm.k_full[stage].wait(phase);
-#pragma unroll
-      for (int i = 0; i < 64; ++i) wgmma_fence_operand(s[i]);
-      wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < D / 16; ++k) {
-        // k16 slice k: box k / 4, 32 bytes per slice inside its 128-byte rows.
-        const uint8_t* qa = sm.q + (k / 4) * Cfg::kBoxBytesQ + cw * 64 * 128 + 32 * (k % 4);
-        const uint8_t* kb = sm.k(stage) + (k / 4) * Cfg::kBoxBytesK + 32 * (k % 4);
-        MmaS::fma(s, make_wgmma_desc(qa, 16, 1024, WgmmaSwizzle::b128), make_wgmma_desc(kb, 16, 1024, WgmmaSwizzle::b128),
-                  k > 0 ? 1 : 0);
-      }
-      wgmma_commit();
-      wgmma_wait<0>();
-#pragma unroll
-      for (int i = 0; i < 64; ++i) wgmma_fence_operand(s[i]);
-      if (kt + 1 == it.n_kv && t == 0) sm.q_empty->arrive();  // Q read for the last time
+    wgmma_commit();
+  }
 
-      float corr[2];
-      if (n0 + Cfg::kBlockK > it.kv_unmasked)
-        softmax_tile<true>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, causal, diag);
-      else
-        softmax_tile<false>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, causal, diag);
+  // O += P V of the stage's V tile, P's parts as the A fragments; issued and
+  // committed, not waited for (o and pa stay untouched until a wait covers it).
+  static __device__ __forceinline__ void issue_pv(float (&o)[kOAcc], PRegs& pa, const Smem<Cfg>& sm, int stage) {
 #pragma unroll
-      for (int j = 0; j < kOAcc / 4; ++j) {
-        o[4 * j + 0] *= corr[0], o[4 * j + 1] *= corr[0];
-        o[4 * j + 2] *= corr[1], o[4 * j + 3] *= corr[1];
-      }
-      // P's 16-bit parts as A fragments: slice kj = column groups 2kj, 2kj + 1;
-      // part 0 = round(p), part k = round(what the earlier parts missed).
-      uint32_t pa[T::kPParts][kSlices][4];
+    for (int i = 0; i < kOAcc; ++i) wgmma_fence_operand(o[i]);
+    wgmma_fence();
+#pragma unroll
+    for (int kj = 0; kj < kSlices; ++kj) {
+      // Keys 16kj.. of every 64-channel box (2048 bytes per 16 rows); boxes
+      // are kBoxBytesK apart (LBO), 8-key groups 1024 bytes (SBO).
+      const uint64_t desc_v = make_wgmma_desc(sm.v(stage) + 2048 * kj, Cfg::kBoxBytesK, 1024, WgmmaSwizzle::b128);
+#pragma unroll
+      for (int part = 0; part < T::kPParts; ++part) MmaO::fma(o, pa[part][kj], desc_v, 1);
+    }
+    wgmma_commit();
+  }
+
+  static __device__ __forceinline__ void fence_s(float (&s)[64]) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) wgmma_fence_operand(s[i]);
+  }
+
+  static __device__ __forceinline__ void fence_o_p(float (&o)[kOAcc], PRegs& pa) {
+#pragma unroll
+    for (int i = 0; i < kOAcc; ++i) wgmma_fence_operand(o[i]);
+#pragma unroll
+    for (int part = 0; part < T::kPParts; ++part)
 #pragma unroll
       for (int kj = 0; kj < kSlices; ++kj)
 #pragma unroll
-        for (int w = 0; w < 4; ++w) {
-          float lo = s[8 * kj + 2 * w], hi = s[8 * kj + 2 * w + 1];
-#pragma unroll
-          for (int part = 0; part < T::kPParts; ++part) {
-            pa[part][kj][w] = T::pack(lo, hi);
-            const float2 back = T::unpack(pa[part][kj][w]);
-            lo -= back.x, hi -= back.y;
-          }
-        }
+        for (int w = 0; w < 4; ++w) wgmma_fence_operand(pa[part][kj][w]);
+  }
 
-      sm.v_full[stage].wait(phase);
+  // Softmax of key tile n0 (masked where the tile reaches past the keys
+  // every row sees); returns O's rescale factors in corr.
+  static __device__ __forceinline__ void softmax(float (&s)[64], float (&row_m)[2], float (&row_l)[2],
+                                                 float (&corr)[2], const kernel_params::AttentionParams& a,
+                                                 float scale_log2, int64_t n0, int64_t kv_unmasked, int qd,
+                                                 int64_t row0) {
+    if (n0 + Cfg::kBlockK > kv_unmasked)
+      softmax_tile<true>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
+    else
+      softmax_tile<false>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
+  }
+
+  static __device__ __forceinline__ void rescale(float (&o)[kOAcc], const float (&corr)[2]) {
 #pragma unroll
-      for (int i = 0; i < kOAcc; ++i) wgmma_fence_operand(o[i]);
-      wgmma_fence();
-#pragma unroll
-      for (int kj = 0; kj < kSlices; ++kj) {
-        // Keys 16kj.. of every 64-channel box (2048 bytes per 16 rows); boxes
-        // are kBoxBytesK apart (LBO), 8-key groups 1024 bytes (SBO).
-        const uint64_t desc_v = make_wgmma_desc(sm.v(stage) + 2048 * kj, Cfg::kBoxBytesK, 1024, WgmmaSwizzle::b128);
-#pragma unroll
-        for (int part = 0; part < T::kPParts; ++part) MmaO::fma(o, pa[part][kj], desc_v, 1);
-      }
-      wgmma_commit();
-      wgmma_wait<0>();
-#pragma unroll
-      for (int i = 0; i < kOAcc; ++i) wgmma_fence_operand(o[i]);
-#pragma unroll
-      for (int part = 0; part < T::kPParts; ++part)
-#pragma unroll
-        for (int kj = 0; kj < kSlices; ++kj)
-#pragma unroll
-          for (int w = 0; w < 4; ++w) wgmma_fence_operand(pa[part][kj][w]);
-      if (t == 0) sm.empty[stage].arrive();
-      if (++stage == Cfg::kStages) {
-        stage = 0;
-        phase ^= 1u;
-      }
+    for (int j = 0; j < kOAcc / 4; ++j) {
+      o[4 * j + 0] *= corr[0], o[4 * j + 1] *= corr[0];
+      o[4 * j + 2] *= corr[1], o[4 * j + 3] *= corr[1];
     }
+  }
 
-    // y = O / l; rows with no visible key (l == 0) get zeros; rows >= sq are not stored.
+  // P's 16-bit parts as A fragments: slice kj = column groups 2kj, 2kj + 1;
+  // part 0 = round(p), part k = round(what the earlier parts missed).
+  static __device__ __forceinline__ void split_p(const float (&s)[64], PRegs& pa) {
+#pragma unroll
+    for (int kj = 0; kj < kSlices; ++kj)
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        float lo = s[8 * kj + 2 * w], hi = s[8 * kj + 2 * w + 1];
+#pragma unroll
+        for (int part = 0; part < T::kPParts; ++part) {
+          pa[part][kj][w] = T::pack(lo, hi);
+          const float2 back = T::unpack(pa[part][kj][w]);
+          lo -= back.x, hi -= back.y;
+        }
+      }
+  }
+
+  // Row sums over the quad; returns 1 / l (0 for a row with no visible key).
+  static __device__ __forceinline__ void finish_rows(float (&row_l)[2], float (&inv)[2]) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       row_l[r] += __shfl_xor_sync(0xffffffffu, row_l[r], 1);
       row_l[r] += __shfl_xor_sync(0xffffffffu, row_l[r], 2);
+      inv[r] = row_l[r] == 0.0f ? 0.0f : 1.0f / row_l[r];
     }
+  }
+
+  // Two outputs of a row: zeros for a row with no visible key (inv == 0),
+  // even where O holds 0 * inf from V.
+  static __device__ __forceinline__ uint32_t y_pair(float x0, float x1, float inv) {
+    return inv == 0.0f ? T::pack(0.0f, 0.0f) : T::pack(x0 * inv, x1 * inv);
+  }
+
+  // Natural log-sum-exp of the scaled scores (row_m is in the log2 domain).
+  static __device__ __forceinline__ void store_lse(const kernel_params::AttentionParams& a, const Item& it, int64_t row0,
+                                                   int qd, const float (&row_m)[2], const float (&row_l)[2]) {
+    if (a.lse == nullptr || qd != 0) return;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t i = row0 + 8 * r;
+      if (i >= a.sq) continue;
+      a.lse[static_cast<int64_t>(it.w.b) * a.lse_stride[0] + i * a.lse_stride[1] + it.w.h * a.lse_stride[2]] =
+          row_l[r] == 0.0f ? -INFINITY : row_m[r] * 0.6931471805599453f + logf(row_l[r]);
+    }
+  }
+
+  // y = O / l from registers (4-byte pairs; rows >= sq are not stored).
+  static __device__ __forceinline__ void store_y_regs(const kernel_params::AttentionParams& a, const Item& it,
+                                                      int64_t row0, int qd, const float (&o)[kOAcc],
+                                                      const float (&inv)[2]) {
     uint16_t* yg = static_cast<uint16_t*>(a.y) + static_cast<int64_t>(it.w.b) * a.y_stride[0] + it.w.h * a.y_stride[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int64_t i = row0 + 8 * r;
       if (i >= a.sq) continue;
-      const bool empty = row_l[r] == 0.0f;
-      const float inv = empty ? 0.0f : 1.0f / row_l[r];
       uint16_t* yr = yg + i * a.y_stride[1];
 #pragma unroll
-      for (int j = 0; j < kOAcc / 4; ++j) {
-        const float x0 = empty ? 0.0f : o[4 * j + 2 * r] * inv, x1 = empty ? 0.0f : o[4 * j + 2 * r + 1] * inv;
-        *reinterpret_cast<uint32_t*>(yr + 8 * j + 2 * qd) = T::pack(x0, x1);
-      }
-      // Natural log-sum-exp of the scaled scores: row_m is in the log2 domain.
-      if (a.lse != nullptr && qd == 0)
-        a.lse[static_cast<int64_t>(it.w.b) * a.lse_stride[0] + i * a.lse_stride[1] + it.w.h * a.lse_stride[2]] =
-            empty ? -INFINITY : row_m[r] * 0.6931471805599453f + logf(row_l[r]);
+      for (int j = 0; j < kOAcc / 4; ++j)
+        *reinterpret_cast<uint32_t*>(yr + 8 * j + 2 * qd) = y_pair(o[4 * j + 2 * r], o[4 * j + 2 * r + 1], inv[r]);
     }
+  }
+
+  static __device__ __forceinline__ void epilogue_barrier(int cw) {
+    if (cw == 0)
+      named_barrier_sync<AttentionSm90aBarrier::kEpilogue, 128>();
+    else
+      named_barrier_sync<AttentionSm90aBarrier::kEpilogue + 1, 128>();
+  }
+
+  // y = O / l through this warpgroup's staging tile and one TMA store of its
+  // 64 rows (the map clips rows >= sq). Rounding is the same as store_y_regs.
+  // Staging: box j / 8 (64 channels), row r at 128 r bytes, 16-byte chunk
+  // (j % 8) ^ (r % 8) (the 128B swizzle the map names), 4 bytes per quad lane:
+  // the 8 rows of a warp's store land in 8 different chunks (no bank conflict).
+  static __device__ __forceinline__ void store_y_tma(const AttentionSm90aParams& p, const Smem<Cfg>& sm, const Item& it,
+                                                     int cw, int t, const float (&o)[kOAcc], const float (&inv)[2]) {
+    const int warp = t / 32, lane = t % 32, g = lane / 4, qd = lane % 4;
+    uint8_t* stage = sm.y + cw * Cfg::kBoxes * Cfg::kBoxBytesY;
+    if (t == 0) tma_store_wait_read();  // the previous item's store has read the tile
+    epilogue_barrier(cw);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = warp * 16 + g + 8 * r;
+#pragma unroll
+      for (int j = 0; j < kOAcc / 4; ++j) {
+        uint8_t* at = stage + (j / 8) * Cfg::kBoxBytesY + row * 128 + (((j % 8) ^ g) * 16) + 4 * qd;
+        *reinterpret_cast<uint32_t*>(at) = y_pair(o[4 * j + 2 * r], o[4 * j + 2 * r + 1], inv[r]);
+      }
+    }
+    fence_proxy_async_shared();
+    epilogue_barrier(cw);
+    if (t == 0) {
+      const int32_t y0 = static_cast<int32_t>(it.q0) + cw * Cfg::kYRowsPerConsumer;
+#pragma unroll
+      for (int box = 0; box < Cfg::kBoxes; ++box)
+        tma_store_4d(&p.y_map, stage + box * Cfg::kBoxBytesY, 64 * box, y0, it.w.h, it.w.b);
+      tma_store_commit();
+    }
+  }
+};
+
+// A ring position: stage index and the parity of its current pass.
+struct RingPos {
+  int stage = 0;
+  uint32_t phase = 0;
+  template <int kStages>
+  __device__ __forceinline__ void advance() {
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+// The first kernel's order: S_j, wait; softmax; P_j V_j, wait. The stage is
+// released (k_empty and v_empty together) after both.
+template <class Cfg, class T>
+__device__ __forceinline__ void consumer_serial(const AttentionSm90aParams& p, const Smem<Cfg>& sm, int cw) {
+  using C = Consumer<Cfg, T>;
+  const kernel_params::AttentionParams& a = p.a;
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const int g = lane / 4, qd = lane % 4;
+  const float scale_log2 = a.scale * 1.4426950408889634f;
+  RingPos ring;
+  uint32_t q_phase = 0;
+  for (int32_t index = blockIdx.x; index < p.items; index += gridDim.x) {
+    const Item it = item_at<Cfg>(p, index);
+    const int64_t row0 = it.q0 + cw * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
+    float o[C::kOAcc];
+#pragma unroll
+    for (int i = 0; i < C::kOAcc; ++i) o[i] = 0.0f;
+    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.0f, 0.0f};
+    if (it.n_kv > 0) {
+      sm.q_full->wait(q_phase);
+      q_phase ^= 1u;
+    }
+    for (int32_t kt = 0; kt < it.n_kv; ++kt) {
+      float s[64];
+      sm.k_full[ring.stage].wait(ring.phase);
+      C::issue_s(s, sm, ring.stage, cw);
+      wgmma_wait<0>();
+      C::fence_s(s);
+      if (kt + 1 == it.n_kv && t == 0) sm.q_empty->arrive();  // Q read for the last time
+      float corr[2];
+      C::softmax(s, row_m, row_l, corr, a, scale_log2, static_cast<int64_t>(kt) * Cfg::kBlockK, it.kv_unmasked, qd,
+                 row0);
+      C::rescale(o, corr);
+      typename C::PRegs pa;
+      C::split_p(s, pa);
+      sm.v_full[ring.stage].wait(ring.phase);
+      C::issue_pv(o, pa, sm, ring.stage);
+      wgmma_wait<0>();
+      C::fence_o_p(o, pa);
+      if (t == 0) {
+        sm.k_empty[ring.stage].arrive();
+        sm.v_empty[ring.stage].arrive();
+      }
+      ring.advance<Cfg::kStages>();
+    }
+    float inv[2];
+    C::finish_rows(row_l, inv);
+    C::store_y_regs(a, it, row0, qd, o, inv);
+    C::store_lse(a, it, row0, qd, row_m, row_l);
   }
 }
 
-template <class Cfg, class T>
+// overlap / pingpong. Per item of n key tiles (FA3's IntraWGOverlap order):
+//   turn: S_0;                         wait 0; release K_0; softmax_0; P_0
+//   j = 1 .. n-1:
+//     turn: S_j, P_{j-1} V_{j-1};      two commit groups
+//     wait 1 (S_j done)                release K_j
+//     softmax_j                        while P_{j-1} V_{j-1} runs
+//     wait 0 (P V done)                release V_{j-1}; O *= corr_j; P_j
+//   turn: P_{n-1} V_{n-1};             wait 0; release V_{n-1}
+// The operations on O are those of the serial order (O = O corr_j + P_j V_j
+// in the same sequence), so y is bit-for-bit what serial computes.
+// Live registers at the peak (softmax_j): S_j 64 + P_{j-1} (32 x parts) +
+// O (d / 2): the P V in flight keeps both. Two S tiles are never live at
+// once: with the 3-part bf16 P that would need 288 for d = 128.
+// Ping-pong: each "turn" is a named-barrier hand-off between the two
+// consumers (sync on turn + cw, issue, commit, arrive on turn + other), so
+// their wgmmas reach the tensor cores alternately and one warpgroup's
+// softmax overlaps the other's GEMMs. Both consumers take the same items and
+// n_kv + 1 turns each per item; consumer 1 arrives once up front (consumer 0
+// goes first) and consumer 0 syncs once at the end (that last arrival).
+template <class Cfg, class T, bool kPingpong>
+__device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, const Smem<Cfg>& sm, int cw) {
+  using C = Consumer<Cfg, T>;
+  const kernel_params::AttentionParams& a = p.a;
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const int g = lane / 4, qd = lane % 4;
+  const float scale_log2 = a.scale * 1.4426950408889634f;
+  constexpr int kTurn0 = AttentionSm90aBarrier::kTurn, kTurn1 = AttentionSm90aBarrier::kTurn + 1;
+  auto turn_begin = [&] {
+    if constexpr (kPingpong) {
+      if (cw == 0)
+        named_barrier_sync<kTurn0, 256>();
+      else
+        named_barrier_sync<kTurn1, 256>();
+    }
+  };
+  auto turn_end = [&] {
+    if constexpr (kPingpong) {
+      if (cw == 0)
+        named_barrier_arrive<kTurn1, 256>();
+      else
+        named_barrier_arrive<kTurn0, 256>();
+    }
+  };
+  if constexpr (kPingpong)
+    if (cw == 1) named_barrier_arrive<kTurn0, 256>();
+  RingPos kr, vr;  // K is consumed one tile ahead of V
+  uint32_t q_phase = 0;
+  for (int32_t index = blockIdx.x; index < p.items; index += gridDim.x) {
+    const Item it = item_at<Cfg>(p, index);
+    const int64_t row0 = it.q0 + cw * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
+    float o[C::kOAcc];
+#pragma unroll
+    for (int i = 0; i < C::kOAcc; ++i) o[i] = 0.0f;
+    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.0f, 0.0f};
+    if (it.n_kv > 0) {
+      sm.q_full->wait(q_phase);
+      q_phase ^= 1u;
+      float s[64];
+      typename C::PRegs pa;
+      float corr[2];
+      sm.k_full[kr.stage].wait(kr.phase);
+      turn_begin();
+      C::issue_s(s, sm, kr.stage, cw);
+      turn_end();
+      wgmma_wait<0>();
+      C::fence_s(s);
+      if (t == 0) {
+        if (it.n_kv == 1) sm.q_empty->arrive();
+        sm.k_empty[kr.stage].arrive();
+      }
+      kr.advance<Cfg::kStages>();
+      C::softmax(s, row_m, row_l, corr, a, scale_log2, 0, it.kv_unmasked, qd, row0);
+      C::rescale(o, corr);
+      C::split_p(s, pa);
+      for (int32_t kt = 1; kt < it.n_kv; ++kt) {
+        sm.k_full[kr.stage].wait(kr.phase);
+        sm.v_full[vr.stage].wait(vr.phase);
+        turn_begin();
+        C::issue_s(s, sm, kr.stage, cw);
+        C::issue_pv(o, pa, sm, vr.stage);
+        turn_end();
+        wgmma_wait<1>();
+        C::fence_s(s);
+        if (t == 0) {
+          if (kt + 1 == it.n_kv) sm.q_empty->arrive();  // Q read for the last time
+          sm.k_empty[kr.stage].arrive();
+        }
+        kr.advance<Cfg::kStages>();
+        C::softmax(s, row_m, row_l, corr, a, scale_log2, static_cast<int64_t>(kt) * Cfg::kBlockK, it.kv_unmasked, qd,
+                   row0);
+        wgmma_wait<0>();
+        C::fence_o_p(o, pa);
+        if (t == 0) sm.v_empty[vr.stage].arrive();
+        vr.advance<Cfg::kStages>();
+        C::rescale(o, corr);
+        C::split_p(s, pa);
+      }
+      sm.v_full[vr.stage].wait(vr.phase);
+      turn_begin();
+      C::issue_pv(o, pa, sm, vr.stage);
+      turn_end();
+      wgmma_wait<0>();
+      C::fence_o_p(o, pa);
+      if (t == 0) sm.v_empty[vr.stage].arrive();
+      vr.advance<Cfg::kStages>();
+    }
+    float inv[2];
+    C::finish_rows(row_l, inv);
+    C::store_y_tma(p, sm, it, cw, t, o, inv);
+    C::store_lse(a, it, row0, qd, row_m, row_l);
+  }
+  if constexpr (kPingpong)
+    if (cw == 0) named_barrier_sync<kTurn0, 256>();
+  if (t == 0) tma_store_wait_all();
+}
+
+template <class Cfg, class T, int kSchedule>
 __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
+  constexpr bool kTmaStore = kSchedule != static_cast<int>(AttentionSm90aSchedule::serial);
   extern __shared__ uint8_t smem_raw[];
   const uint32_t raw = smem_u32(smem_raw);
   uint8_t* base = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // 128B swizzle atoms are 1024 bytes
   Smem<Cfg> sm;
   sm.ring = base;
   sm.q = base + Cfg::kStages * 2 * Cfg::kKBytes;
-  sm.k_full = reinterpret_cast<Mbarrier*>(sm.q + Cfg::kQBytes);
+  sm.y = sm.q + Cfg::kQBytes;
+  sm.k_full = reinterpret_cast<Mbarrier*>(sm.y + (kTmaStore ? Cfg::kYBytes : 0));
   sm.v_full = sm.k_full + Cfg::kStages;
-  sm.empty = sm.v_full + Cfg::kStages;
-  sm.q_full = sm.empty + Cfg::kStages;
+  sm.k_empty = sm.v_full + Cfg::kStages;
+  sm.v_empty = sm.k_empty + Cfg::kStages;
+  sm.q_full = sm.v_empty + Cfg::kStages;
   sm.q_empty = sm.q_full + 1;
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     prefetch_tensor_map(&p.q_map);
     prefetch_tensor_map(&p.k_map);
     prefetch_tensor_map(&p.v_map);
+    if constexpr (kTmaStore) prefetch_tensor_map(&p.y_map);
     for (int s = 0; s < Cfg::kStages; ++s) {
       sm.k_full[s].init(1);
       sm.v_full[s].init(1);
-      sm.empty[s].init(Cfg::kConsumerWarpgroups);
+      sm.k_empty[s].init(Cfg::kConsumerWarpgroups);
+      sm.v_empty[s].init(Cfg::kConsumerWarpgroups);
     }
     sm.q_full->init(1);
     sm.q_empty->init(Cfg::kConsumerWarpgroups);
@@ -379,17 +628,20 @@ __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
     if (threadIdx.x == 0) producer<Cfg>(p, sm);
   } else {
     setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    consumer<Cfg, T>(p, sm, wg - 1);
+    if constexpr (kSchedule == static_cast<int>(AttentionSm90aSchedule::serial))
+      consumer_serial<Cfg, T>(p, sm, wg - 1);
+    else
+      consumer_overlap<Cfg, T, kSchedule == static_cast<int>(AttentionSm90aSchedule::pingpong)>(p, sm, wg - 1);
   }
 }
 
 #endif  // HAL_PTX_SM90A
 
 // A stub outside sm_90a (run and the wgmma wrappers exist only there).
-template <int D, class T>
+template <int D, class T, int kSchedule>
 __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 #if HAL_PTX_SM90A
-  run<AttentionSm90aTile<D>, T>(p);
+  run<AttentionSm90aTile<D>, T, kSchedule>(p);
 #else
   (void)p;
 #endif
@@ -397,13 +649,22 @@ __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 
 }  // namespace hal::ptx::attention_sm90a
 
-#define HAL_ATTN_SM90A_KERNEL(name, T, D)                                                          \
+// hal_attention_sm90a_<f16|bf16>_d<64|128>[_overlap|_pingpong]: the schedule
+// is a compile-time variant (AttentionSm90aSchedule), one kernel name each.
+#define HAL_ATTN_SM90A_KERNEL(name, T, D, S)                                                       \
   extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aTile<D>::kThreads, 1)      \
       name(const __grid_constant__ hal::ptx::AttentionSm90aParams p) {                             \
-    hal::ptx::attention_sm90a::entry<D, hal::ptx::attention_sm90a::T>(p);                          \
+    hal::ptx::attention_sm90a::entry<D, hal::ptx::attention_sm90a::T, S>(p);                       \
   }
-HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d64, F16, 64)
-HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d128, F16, 128)
-HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d64, Bf16, 64)
-HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d128, Bf16, 128)
+#define HAL_ATTN_SM90A_KERNELS(suffix, S)                                   \
+  HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d64##suffix, F16, 64, S)    \
+  HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d128##suffix, F16, 128, S)  \
+  HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d64##suffix, Bf16, 64, S)  \
+  HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d128##suffix, Bf16, 128, S)
+HAL_ATTN_SM90A_KERNELS(, 0)
+#if HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES
+HAL_ATTN_SM90A_KERNELS(_overlap, 1)
+HAL_ATTN_SM90A_KERNELS(_pingpong, 2)
+#endif
+#undef HAL_ATTN_SM90A_KERNELS
 #undef HAL_ATTN_SM90A_KERNEL

@@ -15,9 +15,48 @@
 
 namespace hal::ptx {
 
+// How the consumer warpgroups order their work (a compile-time variant of
+// the kernel, one kernel name each; the launcher picks it from
+// HAL_ATTENTION_SM90A_SCHEDULE, cuda_attention_sm90a_plan.h):
+//   serial   S_j, wait, softmax, P_j V_j, wait (the first kernel; y stored
+//            from registers);
+//   overlap  FA3's intra-warpgroup overlap: S_j and P_{j-1} V_{j-1} are
+//            issued together, the softmax of block j runs while
+//            P_{j-1} V_{j-1} is on the tensor cores; K and V stages are
+//            released separately; y through shared memory and a TMA store;
+//   pingpong overlap + FA3's inter-warpgroup ping-pong: named barriers let
+//            the two consumers issue their wgmmas in turns, so one
+//            warpgroup's softmax runs under the other's GEMMs.
+enum class AttentionSm90aSchedule : int32_t { serial = 0, overlap = 1, pingpong = 2 };
+
+// Whether the overlap and pingpong kernels are built (attention_sm90a.cu
+// instantiates them, the plan offers them). 0: with ptxas 13.0 they spill
+// (sm_90a, 168 registers at launch, consumers at 240 after setmaxnreg):
+// spill stores overlap / pingpong bf16 d128 988 / 1020 bytes, bf16 d64
+// 680 / 688, f16 d128 664 / 684, f16 d64 296 / 280, with C7512 "wgmma
+// serialized due to insufficient register resources". The overlap holds S_j (64) while
+// P_{j-1} V_{j-1} is in flight (its P parts, 32 each, and O, d / 2): 224 live
+// for bf16 d128 before addresses and softmax temporaries; even f16 d64 (160)
+// spills, so ptxas needs more than the live count (the in-flight wgmma
+// operands pin their registers). Set to 1 to build them; the kernel report
+// check (cmake/cuda_kernel_report.py --check-spills) then names the spills.
+#ifndef HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES
+#define HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES 0
+#endif
+inline constexpr bool kAttentionSm90aOverlapSchedulesBuilt = HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES != 0;
+
 // One CTA: a producer warpgroup (TMA) and two consumer warpgroups of 64
 // query rows each, so a work item is kBlockQ = 128 queries of one (head,
 // batch); K/V tiles of kBlockK keys stream through a kStages-deep ring.
+//
+// Tile shape: FA3 takes 128 x 128 for d = 128 causal (as here) and
+// 128 x 176 non-causal. 176 keys do not fit this kernel: the S tile is
+// m64n176 = 88 fp32 registers, P's split into 16-bit parts (kept for the
+// conformance bound, docs/accuracy.md) is 3 x 44 = 132 registers for bf16
+// (2 x 44 for f16) where FA3's single-rounded P is 44, and with O (64) the
+// overlap schedule holds S + P + O = 284 live registers against the 240 a
+// consumer has; shared memory would be 2 x 88 KiB (K/V ring) + 32 KiB (Q)
+// + 32 KiB (y staging) = 240 KiB > 227 KiB.
 template <int D>
 struct AttentionSm90aTile {
   static_assert(D == 64 || D == 128, "attention_sm90a: head dim 64 or 128");
@@ -31,23 +70,33 @@ struct AttentionSm90aTile {
   static constexpr int kQBytes = kBlockQ * D * 2;
   static constexpr int kKBytes = kBlockK * D * 2;  // = the V tile (dv == d)
   static constexpr int kBoxBytesQ = kBlockQ * 128, kBoxBytesK = kBlockK * 128;
-  // Ring (K and V per stage) + Q + barriers (k_full, v_full, empty per stage;
-  // q_full, q_empty) + slack to align the tiles to 1024 bytes (the 128B
-  // swizzle atom).
-  static constexpr int kSharedBytes = kStages * 2 * kKBytes + kQBytes + (3 * kStages + 2) * 8 + 1024;
+  // y staging of the TMA store (overlap, pingpong): per consumer its 64 rows
+  // as D / 64 boxes of 64 rows x 128 bytes (128B swizzle, as the loads).
+  static constexpr int kYRowsPerConsumer = kBlockQ / kConsumerWarpgroups;
+  static constexpr int kBoxBytesY = kYRowsPerConsumer * 128;
+  static constexpr int kYBytes = kBlockQ * D * 2;
+  // mbarriers: k_full, v_full, k_empty, v_empty per stage; q_full, q_empty.
+  static constexpr int kBarriers = 4 * kStages + 2;
+  // Ring (K and V per stage) + Q [+ y staging] + barriers + slack to align
+  // the tiles to 1024 bytes (the 128B swizzle atom).
+  static constexpr int kSharedBytes = kStages * 2 * kKBytes + kQBytes + kBarriers * 8 + 1024;
+  static constexpr int kSharedBytesTmaStore = kSharedBytes + kYBytes;
+  static constexpr int shared_bytes(AttentionSm90aSchedule s) {
+    return s == AttentionSm90aSchedule::serial ? kSharedBytes : kSharedBytesTmaStore;
+  }
   // setmaxnreg: launched with 168 registers a thread (65536 / 384, rounded
   // down to 8; ptxas allocates exactly that under __launch_bounds__(384, 1)),
   // the producer drops to 24 and the consumers rise to 240:
   // 128 * 24 + 256 * 240 = 168 * 384. The consumers' setmaxnreg.inc waits for
   // registers the block's pool does not hold if the sum exceeds it. 24 is
   // tight: the producer spilled 8 bytes while its work order used 64-bit
-  // division.
+  // division. Every schedule runs in the same split.
   static constexpr int kLaunchRegisters = 168;
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;
   static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kLaunchRegisters * kThreads,
                 "setmaxnreg budget must fit the registers the block was launched with");
-  static_assert(kSharedBytes <= 227 * 1024, "shared memory per block on sm_90");
+  static_assert(kSharedBytesTmaStore <= 227 * 1024, "shared memory per block on sm_90");
 };
 
 // Keys visible to queries [q0, q0 + rows) (causal: key j masked for query i
@@ -101,8 +150,11 @@ struct AttentionSm90aParams {
   TmaDescriptorBytes q_map;  // Q as (d, sq, hq, batch); box {64, kBlockQ, 1, 1}, 128B swizzle
   TmaDescriptorBytes k_map;  // K as (d, sk, hkv, batch); box {64, kBlockK, 1, 1}
   TmaDescriptorBytes v_map;  // V as (dv, sk, hkv, batch); box {64, kBlockK, 1, 1}
-  // Sizes, y (written from registers: channel stride 1, 4-byte aligned
-  // pairs), scale, causal and the optional lse (f32 [b, sq, hq], natural
+  // y as (dv, sq, hq, batch); box {64, kYRowsPerConsumer, 1, 1}: the TMA
+  // store of the overlap and pingpong schedules (serial leaves it unset).
+  TmaDescriptorBytes y_map;
+  // Sizes, y (serial: written from registers, channel stride 1, 4-byte
+  // aligned pairs; overlap / pingpong: through y_map), scale, causal and the optional lse (f32 [b, sq, hq], natural
   // log-sum-exp, -inf for a row with no visible key); its q/k/v pointers are
   // not read (the maps are).
   kernel_params::AttentionParams a;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -247,6 +248,79 @@ TEST(AttentionSm90aPlan, TileBytes) {
   EXPECT_EQ(D128::kBoxes * D128::kBoxBytesQ, D128::kQBytes);
   EXPECT_EQ(D128::kBoxBytesK, 64 * 2 * D128::kBlockK);  // one box: 64 channels x kBlockK rows
   EXPECT_EQ(D128::kBoxBytesK % 1024, 0);                 // every tile starts on a swizzle atom
+}
+
+// The y staging of the TMA-store schedules: two consumers x D / 64 boxes of
+// 64 rows x 128 bytes = the 128-row tile, 1024-aligned boxes, and the whole
+// smem plan (ring + Q + y + the 4 kStages + 2 mbarriers) within 227 KiB.
+TEST(AttentionSm90aPlan, TmaStoreStagingAndBarriers) {
+  using D64 = hal::ptx::AttentionSm90aTile<64>;
+  using D128 = hal::ptx::AttentionSm90aTile<128>;
+  using hal::ptx::AttentionSm90aSchedule;
+  EXPECT_EQ(D128::kConsumerWarpgroups * D128::kBoxes * D128::kBoxBytesY, D128::kYBytes);
+  EXPECT_EQ(D64::kConsumerWarpgroups * D64::kBoxes * D64::kBoxBytesY, D64::kYBytes);
+  EXPECT_EQ(D128::kBoxBytesY % 1024, 0);
+  EXPECT_EQ(D128::kBarriers, 4 * D128::kStages + 2);
+  EXPECT_EQ(D128::kSharedBytes, 2 * 2 * 32768 + 32768 + (4 * 2 + 2) * 8 + 1024);
+  EXPECT_EQ(D64::kSharedBytes, 3 * 2 * 16384 + 16384 + (4 * 3 + 2) * 8 + 1024);
+  EXPECT_EQ(D128::shared_bytes(AttentionSm90aSchedule::serial), D128::kSharedBytes);
+  EXPECT_EQ(D128::shared_bytes(AttentionSm90aSchedule::overlap), D128::kSharedBytes + 32768);
+  EXPECT_EQ(D128::shared_bytes(AttentionSm90aSchedule::pingpong), D128::kSharedBytesTmaStore);
+  EXPECT_LE(D128::kSharedBytesTmaStore, 227 * 1024);
+  EXPECT_LE(D64::kSharedBytesTmaStore, 227 * 1024);
+  // FA3's non-causal d = 128 tile, 128 x 176, would need 2 x 2 x 176 x 256 +
+  // 32 KiB Q + 32 KiB y = 240 KiB: over Hopper's 227 KiB (see the tile comment).
+  EXPECT_GT(2 * 2 * 176 * 128 * 2 + 32768 + 32768, 227 * 1024);
+}
+
+TEST(AttentionSm90aPlan, ScheduleFromTheEnvironmentValue) {
+  using hal::cuda::parse_attention_sm90a_schedule;
+  using hal::ptx::AttentionSm90aSchedule;
+  AttentionSm90aSchedule s = AttentionSm90aSchedule::pingpong;
+  EXPECT_TRUE(parse_attention_sm90a_schedule(nullptr, s));
+  EXPECT_EQ(s, AttentionSm90aSchedule::serial);
+  EXPECT_TRUE(parse_attention_sm90a_schedule("", s));
+  EXPECT_EQ(s, AttentionSm90aSchedule::serial);
+  EXPECT_TRUE(parse_attention_sm90a_schedule("overlap", s));
+  EXPECT_EQ(s, AttentionSm90aSchedule::overlap);
+  EXPECT_TRUE(parse_attention_sm90a_schedule("pingpong", s));
+  EXPECT_EQ(s, AttentionSm90aSchedule::pingpong);
+  EXPECT_TRUE(parse_attention_sm90a_schedule("serial", s));
+  EXPECT_EQ(s, AttentionSm90aSchedule::serial);
+  EXPECT_FALSE(parse_attention_sm90a_schedule("ping-pong", s));
+  EXPECT_FALSE(parse_attention_sm90a_schedule("Overlap", s));
+}
+
+// Each schedule names its own kernel; overlap and pingpong are declined (with
+// a reason) while they are not built, and take the larger shared memory and
+// a y view with 64-row boxes where they are.
+TEST(AttentionSm90aPlan, SchedulesPickTheirKernels) {
+  using hal::ptx::AttentionSm90aSchedule;
+  const AttentionParams p = contiguous(DType::bf16, 2, 1000, 1500, 32, 8, 128);
+  const auto serial = plan_attention_sm90a(p, true, h200(), AttentionSm90aSchedule::serial);
+  ASSERT_NE(serial.kernel, nullptr) << serial.why;
+  EXPECT_STREQ(serial.kernel, "hal_attention_sm90a_bf16_d128");
+  EXPECT_EQ(serial.schedule, AttentionSm90aSchedule::serial);
+  for (const auto s : {AttentionSm90aSchedule::overlap, AttentionSm90aSchedule::pingpong}) {
+    const auto plan = plan_attention_sm90a(p, true, h200(), s);
+    if (!hal::ptx::kAttentionSm90aOverlapSchedulesBuilt) {
+      EXPECT_EQ(plan.kernel, nullptr);
+      EXPECT_NE(std::string(plan.why).find("not built"), std::string::npos) << plan.why;
+      continue;
+    }
+    ASSERT_NE(plan.kernel, nullptr) << plan.why;
+    EXPECT_STREQ(plan.kernel, s == AttentionSm90aSchedule::overlap ? "hal_attention_sm90a_bf16_d128_overlap"
+                                                                   : "hal_attention_sm90a_bf16_d128_pingpong");
+    EXPECT_EQ(plan.shared_bytes, static_cast<unsigned>(hal::ptx::AttentionSm90aTile<128>::kSharedBytesTmaStore));
+    EXPECT_EQ(plan.y.dims[1], 1000u);
+    EXPECT_EQ(plan.y.box[1], 64u);
+    EXPECT_EQ(plan.y.strides_bytes[0], 32u * 128 * 2);
+  }
+  // Every name of the table (the build report check lists the same ones).
+  using hal::cuda::attention_sm90a_detail::kernel_name;
+  EXPECT_STREQ(kernel_name(true, true, AttentionSm90aSchedule::serial), "hal_attention_sm90a_f16_d64");
+  EXPECT_STREQ(kernel_name(false, false, AttentionSm90aSchedule::pingpong), "hal_attention_sm90a_bf16_d128_pingpong");
+  EXPECT_STREQ(kernel_name(true, false, AttentionSm90aSchedule::overlap), "hal_attention_sm90a_f16_d128_overlap");
 }
 
 }  // namespace
