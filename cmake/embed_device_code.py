@@ -21,9 +21,12 @@ import sys
 from dataclasses import dataclass
 
 
-# extern "C" __global__, then any mix of `void`, __launch_bounds__(...) and
-# __attribute__((...)), then the kernel's name and its parameter list.
-_QUALIFIERS = r'(?:\s+(?:void|__launch_bounds__\s*\([^)]*\)|__attribute__\s*\(\(.*?\)\)))*'
+# extern "C" __global__, then any mix of `void`, __launch_bounds__(...) (one
+# level of parentheses inside),
+# __attribute__((...)) and a HAL_ macro standing for bounds chosen per
+# architecture, then the kernel's name and its parameter list.
+_QUALIFIERS = (r'(?:\s+(?:void|__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)|__attribute__\s*\(\(.*?\)\)'
+               r'|HAL_[A-Z0-9_]+\b(?!\s*\()))*')
 KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__' + _QUALIFIERS + r'\s+(\w+)\s*\(')
 _DEFINE_RE = re.compile(r'^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)(.*)$', re.M)
 

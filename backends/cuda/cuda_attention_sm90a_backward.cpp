@@ -1,12 +1,12 @@
 // Host side of the sm_90a attention backward (ptx/kernels/attention_sm90a_backward.cu):
 // the plan (cuda_attention_sm90a_backward_plan.h, tested on the CPU), TMA
-// descriptor encoding of the four views of each kernel, two launches.
+// descriptors of the four views of each kernel (cuda_attention_tma.h), two launches.
 #include "backends/cuda/cuda_attention_sm90a_backward.h"
 
 #include <atomic>
-#include <cstring>
 
 #include "backends/cuda/cuda_attention_sm90a_backward_plan.h"
+#include "backends/cuda/cuda_attention_tma.h"
 #include "backends/cuda/cuda_driver.h"
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_paths.h"
@@ -19,41 +19,15 @@ namespace hal::cuda {
 
 namespace {
 
-static_assert(sizeof(CUtensorMap) == sizeof(ptx::TmaDescriptorBytes), "opaque TMA descriptor must match CUtensorMap");
-
 std::atomic<std::uint64_t> g_launches{0};
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-// As the forward's (cuda_attention_sm90a.cpp): 128B swizzle, zero fill out of
-// bounds (rows past sq / sk read as 0; the kernels mask them, and a row of
-// garbage would turn 0 * NaN into NaN).
-bool encode_view(ptx::TmaDescriptorBytes& out, const void* base, DType t, const TmaView4D& v) {
-  const Driver* d = driver();
-  if (d == nullptr || d->cuTensorMapEncodeTiled == nullptr) return false;
-  CUtensorMap map;
-  cuuint64_t dims[4], strides[3];
-  cuuint32_t box[4];
-  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  for (int i = 0; i < 4; ++i) {
-    dims[i] = static_cast<cuuint64_t>(v.dims[i]);
-    box[i] = static_cast<cuuint32_t>(v.box[i]);
-  }
-  for (int i = 0; i < 3; ++i) strides[i] = static_cast<cuuint64_t>(v.strides_bytes[i]);
-  const CUresult r = d->cuTensorMapEncodeTiled(
-      &map, t == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4,
-      const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) return false;
-  std::memcpy(out.bytes, &map, sizeof(map));
-  return true;
-}
 
 bool encode_kernel(ptx::AttentionSm90aBwdParams& k, const AttentionSm90aBwdKernel& plan,
                    const AttentionBackwardCall& call) {
   const DType t = call.q.dtype;
-  return encode_view(k.q_map, call.q.first(), t, plan.q) && encode_view(k.k_map, call.k.first(), t, plan.k) &&
-         encode_view(k.v_map, call.v.first(), t, plan.v) && encode_view(k.dy_map, call.dy.first(), t, plan.dy);
+  return encode_attention_view(k.q_map, call.q.first(), t, plan.q) &&
+         encode_attention_view(k.k_map, call.k.first(), t, plan.k) &&
+         encode_attention_view(k.v_map, call.v.first(), t, plan.v) &&
+         encode_attention_view(k.dy_map, call.dy.first(), t, plan.dy);
 }
 
 LaunchShape shape_of(const AttentionSm90aBwdKernel& plan) {
@@ -83,7 +57,7 @@ bool try_attention_backward_sm90a(CudaStream& s, const AttentionBackwardCall& ca
   dev.max_shared_per_block_optin = caps.max_shared_per_block_optin;
   bool aligned = true;
   for (const Tensor* t : {&call.q, &call.k, &call.v, &call.dy, &call.dq, &call.dk, &call.dv})
-    aligned = aligned && aligned16(t->first());
+    aligned = aligned && tma_aligned(t->first());
   const AttentionSm90aBwdPlan plan = plan_attention_backward_sm90a(p, aligned, dev);
   if (!plan.fits) return false;
 

@@ -650,21 +650,25 @@ __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 }  // namespace hal::ptx::attention_sm90a
 
 // hal_attention_sm90a_<f16|bf16>_d<64|128>[_overlap|_pingpong]: the schedule
-// is a compile-time variant (AttentionSm90aSchedule), one kernel name each.
+// is a compile-time variant (AttentionSm90aSchedule), one kernel name each,
+// spelled out so that cmake/embed_device_code.py's scan finds it.
 #define HAL_ATTN_SM90A_KERNEL(name, T, D, S)                                                       \
   extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aTile<D>::kThreads, 1)      \
       name(const __grid_constant__ hal::ptx::AttentionSm90aParams p) {                             \
     hal::ptx::attention_sm90a::entry<D, hal::ptx::attention_sm90a::T, S>(p);                       \
   }
-#define HAL_ATTN_SM90A_KERNELS(suffix, S)                                   \
-  HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d64##suffix, F16, 64, S)    \
-  HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d128##suffix, F16, 128, S)  \
-  HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d64##suffix, Bf16, 64, S)  \
-  HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d128##suffix, Bf16, 128, S)
-HAL_ATTN_SM90A_KERNELS(, 0)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d64, F16, 64, 0)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d128, F16, 128, 0)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d64, Bf16, 64, 0)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d128, Bf16, 128, 0)
 #if HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES
-HAL_ATTN_SM90A_KERNELS(_overlap, 1)
-HAL_ATTN_SM90A_KERNELS(_pingpong, 2)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d64_overlap, F16, 64, 1)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d128_overlap, F16, 128, 1)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d64_overlap, Bf16, 64, 1)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d128_overlap, Bf16, 128, 1)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d64_pingpong, F16, 64, 2)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_f16_d128_pingpong, F16, 128, 2)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d64_pingpong, Bf16, 64, 2)
+HAL_ATTN_SM90A_KERNEL(hal_attention_sm90a_bf16_d128_pingpong, Bf16, 128, 2)
 #endif
-#undef HAL_ATTN_SM90A_KERNELS
 #undef HAL_ATTN_SM90A_KERNEL

@@ -2,6 +2,10 @@
 // without a driver or device, reports itself unavailable with a reason.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <string>
+
+#include "backends/cuda/cuda_fatbins.h"
 #include "cuda_test_util.h"
 
 namespace hal::cuda_test {
@@ -31,6 +35,22 @@ TEST(CudaBackend, DescribesTheDevice) {
   EXPECT_FALSE(info.model.empty());
   EXPECT_GT(info.peak_fp32_tflops, 0.0);
   EXPECT_GT(info.peak_bandwidth_gbps, 0.0);
+}
+
+// The kernel names scanned from each source are what ModuleCache looks in
+// first; a source whose kernels escape the scan (a name pasted together in a
+// macro) makes every lookup of them load every fatbin.
+TEST(CudaBackend, EveryKernelFileIsEmbeddedWithTheKernelsItDeclares) {
+  const auto fatbins = cuda::embedded_fatbins();
+  ASSERT_GE(fatbins.size(), 10u);
+  bool has_gemm = false;
+  for (const auto& f : fatbins) {
+    SCOPED_TRACE(f.file);
+    EXPECT_GT(f.size, 0u);
+    EXPECT_NE(f.kernels[0], nullptr) << "no extern \"C\" kernel found in the source";
+    if (std::string(f.file) == "gemm_sm80") has_gemm = true;
+  }
+  EXPECT_TRUE(has_gemm);
 }
 
 }  // namespace hal::cuda_test
