@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <vector>
 
 #include "backends/cuda/cuda_driver.h"
 #include "backends/cuda/cuda_launch.h"
 #include "backends/cuda/cuda_paths.h"
 #include "backends/cuda/cuda_stream.h"
+#include "backends/cuda/cuda_tma.h"
 #include "hal/shape.h"
 #include "ptx/kernels/gemm_sm90a_params.h"
 
@@ -21,15 +21,8 @@ namespace {
 using Narrow = ptx::GemmSm90aNarrow;
 using Wide = ptx::GemmSm90aWide;
 static_assert(Narrow::kBlockM == Wide::kBlockM && Narrow::kBlockK == Wide::kBlockK, "one A map for both tiles");
-static_assert(sizeof(CUtensorMap) == sizeof(ptx::TmaDescriptorBytes), "opaque TMA descriptor must match CUtensorMap");
-// The bytes are copied (memcpy) into the kernel parameter, where the struct's
-// 64-byte alignment is what cp.async.bulk.tensor needs on sm_90; the host-side
-// CUtensorMap's own (larger, CUDA 13) alignment does not carry over.
-static_assert(alignof(ptx::TmaDescriptorBytes) >= 64, "TMA descriptor alignment");
 
 std::atomic<std::uint64_t> g_launches{0}, g_wide_launches{0};
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 // Row stride usable by TMA: 16-byte multiple, rows not overlapping.
 bool tma_row_stride_ok(std::int64_t row_stride, std::int64_t k) {
@@ -40,20 +33,10 @@ bool tma_row_stride_ok(std::int64_t row_stride, std::int64_t k) {
 // (64 16-bit elements = the 128B swizzle span), out-of-range elements read as zero.
 bool encode_map(ptx::TmaDescriptorBytes& out, const void* base, DType t, std::int64_t rows, std::int64_t k,
                 std::int64_t row_stride, int box_rows) {
-  const Driver* d = driver();
-  if (d == nullptr || d->cuTensorMapEncodeTiled == nullptr) return false;
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_stride * 2)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Narrow::kBlockK), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = d->cuTensorMapEncodeTiled(
-      &map, t == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-      const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) return false;
-  std::memcpy(out.bytes, &map, sizeof(map));
-  return true;
+  const std::uint64_t dims[2] = {static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(rows)};
+  const std::uint64_t strides[1] = {static_cast<std::uint64_t>(row_stride * 2)};
+  const std::uint32_t box[2] = {static_cast<std::uint32_t>(Narrow::kBlockK), static_cast<std::uint32_t>(box_rows)};
+  return encode_tma_16bit(out, base, t, 2, dims, strides, box);
 }
 
 }  // namespace
@@ -99,7 +82,7 @@ bool try_gemm_sm90a(CudaStream& s, const GemmCall& call, const kernel_params::Ge
   const bool b_n_major = !b_k_major && b_n == 1 && n % 8 == 0 && tma_row_stride_ok(b_k, n) && path_enabled("wgmma_bn");
   if (!b_k_major && !b_n_major) return false;
   if ((a_batch * 2) % 16 != 0 || (b_batch * 2) % 16 != 0) return false;
-  if (!aligned16(a.first()) || !aligned16(b.first())) return false;
+  if (!tma_aligned(a.first()) || !tma_aligned(b.first())) return false;
   // The wide tile when its tiles still give every SM one (fewer, as in decode
   // shapes, would leave SMs idle that narrow tiles keep busy).
   const std::int64_t m_tiles = ceil_div(m, std::int64_t{Narrow::kBlockM});
