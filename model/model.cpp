@@ -30,10 +30,22 @@ Tensor contiguous_at(const Buffer& buffer, DType dt, std::int64_t offset, const 
 // Whether any linear runs through gemm_fp8 (and the step needs its workspace).
 bool has_fp8_linear(const Weights& w) {
   if (w.lm_head.scales) return true;
-  for (const LayerWeights& l : w.layers)
-    for (const Linear* x : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down})
+  for (const LayerWeights& l : w.layers) {
+    for (const Linear* x : {&l.o, &l.down})
       if (x->scales) return true;
+    for (const LinearGroup* g : {&l.qkv, &l.gate_up})
+      for (const Linear& x : g->linears)
+        if (x.scales) return true;
+  }
   return false;
+}
+
+// Columns [c0, c0 + n) of a [rows, cols] view.
+Tensor columns_of(const Tensor& t, std::int64_t c0, std::int64_t n) {
+  Tensor v = t;
+  v.offset += c0 * t.strides[1];
+  v.shape[1] = n;
+  return v;
 }
 
 }  // namespace
@@ -87,8 +99,11 @@ void Session::attend(int layer, std::int64_t b0, std::int64_t b1, std::int64_t t
     return w;
   };
 
-  const Tensor k_new = contiguous_at(k_, dt, t0 * kv_row, Shape{nb, n, hkv, d});
-  const Tensor v_new = contiguous_at(v_, dt, t0 * kv_row, Shape{nb, n, hkv, d});
+  // k and v: column blocks of the fused projection's rows [T, q | k | v].
+  const std::int64_t qkv_row = (hq + 2 * hkv) * d;
+  const Strides new_strides{n * qkv_row, qkv_row, d, 1};
+  const Tensor k_new = view_at(qkv_, dt, t0 * qkv_row + hq * d, Shape{nb, n, hkv, d}, new_strides);
+  const Tensor v_new = view_at(qkv_, dt, t0 * qkv_row + (hq + hkv) * d, Shape{nb, n, hkv, d}, new_strides);
   const Tensor pos = contiguous_at(positions_, DType::i32, t0, Shape{nb, n});
   RopeCall rope{k_new, pos, view_at(kc, dt, cache0 + past * kv_row, Shape{nb, n, hkv, d}, cache_strides),
                 static_cast<float>(c.rope_theta), RopeStyle::neox, 0, model_.weights().rope_inv_freq};
@@ -138,8 +153,8 @@ Tensor Session::step(std::span<const std::vector<std::int32_t>> tokens, StepObse
 
   if (T > capacity_) {
     auto grow = [&](Buffer& b, DType t, std::int64_t cols) { b = Buffer::for_tensor(dev, t, Shape{T, cols}); };
-    grow(x_, dt, H), grow(h_, dt, H), grow(q_, dt, q_cols), grow(k_, dt, kv_cols), grow(v_, dt, kv_cols);
-    grow(q_rot_, dt, q_cols), grow(attn_, dt, q_cols), grow(gate_, dt, F), grow(up_, dt, F), grow(act_, dt, F);
+    grow(x_, dt, H), grow(h_, dt, H), grow(qkv_, dt, q_cols + 2 * kv_cols);
+    grow(q_rot_, dt, q_cols), grow(attn_, dt, q_cols), grow(gate_up_, dt, 2 * F), grow(act_, dt, F);
     grow(ids_, DType::i32, 1), grow(positions_, DType::i32, 1);
     const bool fp8 = has_fp8_linear(model_.weights());
     if (fp8) {
@@ -170,9 +185,8 @@ Tensor Session::step(std::span<const std::vector<std::int32_t>> tokens, StepObse
   s.upload(last_index, host_last_.data());
 
   const Weights& w = model_.weights();
-  const Tensor x = rows(x_, T, H), h = rows(h_, T, H), q = rows(q_, T, q_cols), k = rows(k_, T, kv_cols),
-               v = rows(v_, T, kv_cols), attn = rows(attn_, T, q_cols),
-               gate = rows(gate_, T, F), up = rows(up_, T, F), act = rows(act_, T, F);
+  const Tensor x = rows(x_, T, H), h = rows(h_, T, H), qkv = rows(qkv_, T, q_cols + 2 * kv_cols),
+               attn = rows(attn_, T, q_cols), gate_up = rows(gate_up_, T, 2 * F), act = rows(act_, T, F);
   const float eps = static_cast<float>(c.rms_norm_eps);
   auto linear = [&](const StageInfo& at, const Tensor& a, const Linear& l, const Tensor& y, bool accumulate) {
     if (l.scales) {
@@ -198,17 +212,28 @@ Tensor Session::step(std::span<const std::vector<std::int32_t>> tokens, StepObse
     run(at, g);
   };
   auto at = [&](int layer, std::string_view stage) { return StageInfo{layer, stage, 0, batch_}; };
+  // A group's outputs as the column blocks of y: one GEMM when fused (stage
+  // `fused`), else one per part (stages `parts`), each into its columns.
+  auto project = [&](int layer, std::string_view fused, std::initializer_list<std::string_view> parts,
+                     const Tensor& a, const LinearGroup& g, const Tensor& y) {
+    if (g.linears.size() == 1) return linear(at(layer, fused), a, g.linears.front(), y, false);
+    std::int64_t c0 = 0;
+    for (std::size_t i = 0; i < g.linears.size(); ++i) {
+      const std::int64_t n = output_columns(g.linears[i]);
+      linear(at(layer, parts.begin()[i]), a, g.linears[i], columns_of(y, c0, n), false);
+      c0 += n;
+    }
+  };
 
   run(at(-1, "embedding"), EmbeddingCall{w.embedding, ids, x});
   if (observer_) observer_->hidden(-1, x, s);
   for (int l = 0; l < static_cast<int>(c.num_layers); ++l) {
     const LayerWeights& lw = w.layers[static_cast<std::size_t>(l)];
     run(at(l, "attn_norm"), NormCall{x, lw.attn_norm, std::nullopt, h, eps, true});
-    linear(at(l, "q_proj"), h, lw.q, q, false);
-    linear(at(l, "k_proj"), h, lw.k, k, false);
-    linear(at(l, "v_proj"), h, lw.v, v, false);
+    project(l, "qkv_proj", {"q_proj", "k_proj", "v_proj"}, h, lw.qkv, qkv);
     const Shape q_heads{1, T, c.num_heads, c.head_dim};
-    run(at(l, "rope_q"), RopeCall{contiguous_at(q_, dt, 0, q_heads), positions, contiguous_at(q_rot_, dt, 0, q_heads),
+    const Tensor q = view_at(qkv_, dt, 0, q_heads, Strides{T * qkv.shape[1], qkv.shape[1], c.head_dim, 1});
+    run(at(l, "rope_q"), RopeCall{q, positions, contiguous_at(q_rot_, dt, 0, q_heads),
                                   static_cast<float>(c.rope_theta), RopeStyle::neox, 0, w.rope_inv_freq});
     if (uniform) {
       attend(l, 0, batch_, 0, T / batch_, lengths_[0]);
@@ -222,9 +247,8 @@ Tensor Session::step(std::span<const std::vector<std::int32_t>> tokens, StepObse
     }
     linear(at(l, "o_proj"), attn, lw.o, x, true);  // x += attn W_o^T
     run(at(l, "mlp_norm"), NormCall{x, lw.mlp_norm, std::nullopt, h, eps, true});
-    linear(at(l, "gate_proj"), h, lw.gate, gate, false);
-    linear(at(l, "up_proj"), h, lw.up, up, false);
-    run(at(l, "swiglu"), SwigluCall{gate, up, act});
+    project(l, "gate_up_proj", {"gate_proj", "up_proj"}, h, lw.gate_up, gate_up);
+    run(at(l, "swiglu"), SwigluCall{columns_of(gate_up, 0, F), columns_of(gate_up, F, F), act});
     linear(at(l, "down_proj"), act, lw.down, x, true);  // x += act W_down^T
     if (observer_) observer_->hidden(l, x, s);
   }

@@ -57,7 +57,8 @@ class Model {
 
 // Where an op of the forward pass sits: layer -1 is the embedding, layer
 // num_layers the final norm and lm_head; `stage` names the op
-// ("q_proj", "rope_k", "attention", ...); sequences [seq_begin, seq_end).
+// ("qkv_proj", "rope_k", "attention", ...; "q_proj", "k_proj", "v_proj" where
+// fp8 weights keep the projections apart); sequences [seq_begin, seq_end).
 struct StageInfo {
   int layer = -1;
   std::string_view stage;
@@ -103,7 +104,8 @@ class Session {
   std::vector<Buffer> k_cache_, v_cache_;  // one per layer
   // Step workspace, grown as needed.
   std::int64_t capacity_ = 0;
-  Buffer x_, h_, q_, k_, v_, q_rot_, attn_, gate_, up_, act_, last_, last_norm_, logits_;
+  // qkv_: [T, q | k | v] (the fused projection's columns); gate_up_: [T, gate | up].
+  Buffer x_, h_, qkv_, q_rot_, attn_, gate_up_, act_, last_, last_norm_, logits_;
   Buffer ids_, positions_, last_index_;
   Buffer fp8_act_, fp8_act_scales_;  // an fp8 linear's quantised input (1 x 128 groups)
   std::vector<std::int32_t> host_ids_, host_positions_, host_last_;

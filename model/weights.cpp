@@ -94,6 +94,14 @@ void upload_dequantized(Stream& s, const CheckpointTensor& src, const Tensor& ds
   });
 }
 
+// Rows [r0, r0 + n) of `t` (its first dimension).
+Tensor rows_of(const Tensor& t, std::int64_t r0, std::int64_t n) {
+  Tensor v = t;
+  v.offset += r0 * t.strides[0];
+  v.shape[0] = n;
+  return v;
+}
+
 struct Uploader {
   const Checkpoint& ckpt;
   Device& dev;
@@ -124,20 +132,9 @@ struct Uploader {
     return stored;
   }
   Linear linear(const std::string& prefix, bool has_bias) {
-    Linear l;
-    if (const CheckpointTensor& t = ckpt.tensor(prefix + ".weight"); t.is_fp8() && dtype == DType::f64) {
-      // The oracle: the real-valued weight (e4m3 value * block scale, exact
-      // in f64) for a plain f64 GEMM; the activations are not quantised, so
-      // the oracle is the model the checkpoint defines, and a run's drift
-      // against it includes the whole fp8 error.
-      const Shape& sh = t.entry->shape;
-      l.weight = transposed ? allocate(Shape{sh[1], sh[0]}) : allocate(sh);
-      upload_dequantized(s, t, transposed ? l.weight.transposed(0, 1) : l.weight);
-      l.trans_b = !transposed;
-      if (has_bias) l.bias = plain(prefix + ".bias");
-      return l;
-    } else if (t.is_fp8()) {
+    if (const CheckpointTensor& t = ckpt.tensor(prefix + ".weight"); t.is_fp8() && dtype != DType::f64) {
       // Copied as stored, [out, in] fp8, with its scales in f32: gemm_fp8's B.
+      Linear l;
       l.weight = allocate(t.entry->shape, DType::f8e4m3);
       upload_tensor(s, t, l.weight);
       const CheckpointTensor scale = t.scale();
@@ -147,16 +144,64 @@ struct Uploader {
       if (has_bias) l.bias = plain(prefix + ".bias");
       return l;
     }
-    l.weight = matrix(prefix + ".weight", transposed);
+    return fused({prefix}, has_bias).linears.front();
+  }
+  // The linears `prefixes` (one input, [out_i, in] each) as one weight of
+  // sum(out_i) output columns, part i's rows (or, stored transposed, its
+  // columns) following part i - 1's; biases likewise.
+  LinearGroup fused(const std::vector<std::string>& prefixes, bool has_bias) {
+    LinearGroup g;
+    std::int64_t in = 0;
+    for (const std::string& p : prefixes) {
+      const Shape& sh = ckpt.tensor(p + ".weight").entry->shape;
+      g.columns += sh[0];
+      in = sh[1];
+    }
+    Linear l;
     l.trans_b = !transposed;
-    if (has_bias) l.bias = plain(prefix + ".bias");
-    return l;
+    l.weight = transposed ? allocate(Shape{in, g.columns}) : allocate(Shape{g.columns, in});
+    if (has_bias) l.bias = allocate(Shape{g.columns});
+    // [out, in] views of the stored weight (and [out] of the bias), part by part.
+    const Tensor logical = transposed ? l.weight.transposed(0, 1) : l.weight;
+    std::int64_t row0 = 0;
+    for (const std::string& p : prefixes) {
+      const CheckpointTensor& t = ckpt.tensor(p + ".weight");
+      const std::int64_t out = t.entry->shape[0];
+      if (t.is_fp8()) {
+        // The oracle: the real-valued weight (e4m3 value * block scale, exact
+        // in f64) for a plain f64 GEMM; the activations are not quantised, so
+        // the oracle is the model the checkpoint defines, and a run's drift
+        // against it includes the whole fp8 error.
+        upload_dequantized(s, t, rows_of(logical, row0, out));
+      } else {
+        upload_tensor(s, t, rows_of(logical, row0, out));
+      }
+      if (has_bias) upload_tensor(s, ckpt.tensor(p + ".bias"), rows_of(*l.bias, row0, out));
+      row0 += out;
+    }
+    g.linears.push_back(std::move(l));
+    return g;
+  }
+  // Fused unless a part runs through gemm_fp8.
+  LinearGroup group(const std::vector<std::string>& prefixes, bool has_bias) {
+    const bool fp8 = std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
+      return ckpt.tensor(p + ".weight").is_fp8() && dtype != DType::f64;
+    });
+    if (!fp8) return fused(prefixes, has_bias);
+    LinearGroup g;
+    for (const std::string& p : prefixes) {
+      g.linears.push_back(linear(p, has_bias));
+      g.columns += output_columns(g.linears.back());
+    }
+    return g;
   }
 };
 
 }  // namespace
 
 bool stores_transposed(const Device& device) { return device.info().backend == "cpu"; }
+
+std::int64_t output_columns(const Linear& l) { return l.trans_b ? l.weight.shape[0] : l.weight.shape[1]; }
 
 std::vector<double> rope_frequencies(const ModelConfig& c) {
   const std::int64_t half = c.head_dim / 2;
@@ -195,6 +240,7 @@ Weights upload_weights(const Checkpoint& ckpt, Device& dev, DType dtype, Stream&
   Weights w;
   w.dtype = dtype;
   Uploader up{ckpt, dev, dtype, s, w};
+  std::int64_t gathered_only = 0;  // bytes of an untied embedding table
   if (c.tie_word_embeddings && up.transposed) {
     // One [hidden, vocab] copy: lm_head streams it, the embedding gathers its columns.
     const Tensor stored = up.matrix("model.embed_tokens.weight", true);
@@ -203,19 +249,16 @@ Weights upload_weights(const Checkpoint& ckpt, Device& dev, DType dtype, Stream&
   } else {
     w.embedding = up.plain("model.embed_tokens.weight");
     if (c.tie_word_embeddings) w.lm_head = {w.embedding, true, std::nullopt, std::nullopt};
-    else w.lm_head = up.linear("lm_head", false);
+    else w.lm_head = up.linear("lm_head", false), gathered_only = w.embedding.numel() * dtype_size(dtype);
   }
   for (std::int64_t l = 0; l < c.num_layers; ++l) {
     const std::string p = fmt::format("model.layers.{}.", l);
     LayerWeights lw;
     lw.attn_norm = up.plain(p + "input_layernorm.weight");
-    lw.q = up.linear(p + "self_attn.q_proj", c.qkv_bias);
-    lw.k = up.linear(p + "self_attn.k_proj", c.qkv_bias);
-    lw.v = up.linear(p + "self_attn.v_proj", c.qkv_bias);
+    lw.qkv = up.group({p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj"}, c.qkv_bias);
     lw.o = up.linear(p + "self_attn.o_proj", c.o_bias);
     lw.mlp_norm = up.plain(p + "post_attention_layernorm.weight");
-    lw.gate = up.linear(p + "mlp.gate_proj", c.mlp_bias);
-    lw.up = up.linear(p + "mlp.up_proj", c.mlp_bias);
+    lw.gate_up = up.group({p + "mlp.gate_proj", p + "mlp.up_proj"}, c.mlp_bias);
     lw.down = up.linear(p + "mlp.down_proj", c.mlp_bias);
     w.layers.push_back(std::move(lw));
   }
@@ -231,6 +274,8 @@ Weights upload_weights(const Checkpoint& ckpt, Device& dev, DType dtype, Stream&
     s.upload(*w.rope_inv_freq, host.data());
   }
   s.synchronize();
+  if (gathered_only) gathered_only -= c.hidden_size * static_cast<std::int64_t>(dtype_size(dtype));
+  w.decode_bytes = w.device_bytes - static_cast<std::uint64_t>(gathered_only);
   return w;
 }
 

@@ -55,9 +55,11 @@ int main(int argc, char** argv) {
   Device& dev = hal::device("cpu");
   Stream s(dev);
   struct Shape3 { std::int64_t k, n; const char* what; };
-  // The synthetic 150 MB Llama's weights (hidden 1024, kv 256, ffn 2816, vocab 8192), and a 4096^2 one.
+  // The synthetic 150 MB Llama's weights (hidden 1024, kv 256, ffn 2816, vocab 8192), a 4096^2 one, and
+  // the model's fused q/k/v and gate/up weights.
   const std::vector<Shape3> shapes{{1024, 1024, "q/o"}, {1024, 256, "k/v"}, {1024, 2816, "gate/up"},
-                                   {2816, 1024, "down"}, {1024, 8192, "lm_head"}, {4096, 4096, "4096^2"}};
+                                   {2816, 1024, "down"}, {1024, 8192, "lm_head"}, {4096, 4096, "4096^2"},
+                                   {1024, 1536, "qkv"}, {1024, 5632, "gate_up"}};
   // Enough copies of each weight that one pass over them leaves the 32 MiB L3.
   for (int threads : {1, 2}) {
     tbb::task_arena arena(threads);

@@ -86,9 +86,13 @@ Runner::Runner(Device& device, RunnerOptions options) : device_(device), options
     const std::size_t bytes = std::max<std::size_t>(2 * info.l2_bytes, 256u << 20);
     flush_buffer_ = Buffer(device, bytes);
   }
-  // Copy ceiling: a large device-to-device copy (bytes read + written).
-  const std::int64_t n = (device.host_accessible() ? 256ll : 1024ll) << 20;
-  Buffer src(device, static_cast<std::size_t>(n)), dst(device, static_cast<std::size_t>(n));
+  measure_copy_ceiling();
+}
+
+const Ceilings& Runner::measure_copy_ceiling() {
+  // A large device-to-device copy (bytes read + written).
+  const std::int64_t n = (device_.host_accessible() ? 256ll : 1024ll) << 20;
+  Buffer src(device_, static_cast<std::size_t>(n)), dst(device_, static_cast<std::size_t>(n));
   stream_.memset(src.data(), 1, static_cast<std::size_t>(n));
   Tensor x = src.view(DType::f32, {n / 4}), y = dst.view(DType::f32, {n / 4});
   const Measurement raw = measure(stream_, [&] { stream_.copy_on_device(dst.data(), src.data(), static_cast<std::size_t>(n)); });
@@ -98,6 +102,7 @@ Runner::Runner(Device& device, RunnerOptions options) : device_(device), options
   ceilings_.copy_gbps = std::max(raw_gbps, op_gbps);
   ceilings_.copy_source = fmt::format("max(device memcpy {:.0f} GB/s, hal copy {:.0f} GB/s) over {} MiB",
                                       raw_gbps, op_gbps, n >> 20);
+  return ceilings_;
 }
 
 void Runner::flush_cache(Stream& s) {

@@ -59,6 +59,10 @@ class Runner {
  public:
   Runner(Device& device, RunnerOptions options);
   const Ceilings& ceilings() const { return ceilings_; }
+  // Measures the copy ceiling again (the constructor measures it once): for
+  // a caller that sets each of its rounds beside the memory's rate then, on
+  // a machine whose bandwidth drifts with its neighbours.
+  const Ceilings& measure_copy_ceiling();
   const std::string& vendor_status() const { return vendor_status_; }
   BenchResult run(const BenchCase& c);
   // After all cases: compute-bound ceilings from the vendor's best rate per dtype.

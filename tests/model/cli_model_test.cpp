@@ -158,7 +158,8 @@ TEST_F(ModelCliTest, BenchAndUsageErrors) {
   const CliResult b = hal("bench " + dir("mistral_window_bf16") + " --prompt-tokens 8 --decode-steps 4 --rounds 1");
   ASSERT_EQ(b.status, 0) << b.output;
   expect_contains(b, "decode 4 steps: median");
-  expect_contains(b, "% of it");
+  expect_contains(b, "read per decode step");
+  expect_contains(b, "% of the copy ceiling (range");
   EXPECT_EQ(hal("run " + dir("llama_untied_f32")).status, 2);                       // no tokens
   EXPECT_EQ(hal("run " + dir("llama_untied_f32") + " --tokens 1,,2").status, 2);    // an empty id
   EXPECT_EQ(hal("run " + dir("llama_untied_f32") + " --tokens 1 --bogus").status, 2);

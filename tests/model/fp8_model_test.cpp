@@ -108,7 +108,11 @@ TEST_F(ModelTest, Fp8CheckpointLoadsWithItsScales) {
   EXPECT_FALSE(c.tensor("model.embed_tokens.weight").is_fp8());
 
   Model m(c, hal::device("cpu"), DType::f32);
-  const Linear& gate = m.weights().layers[0].gate;
+  // fp8 projections stay apart (their block scales), one gemm_fp8 each.
+  ASSERT_EQ(m.weights().layers[0].qkv.linears.size(), 3u);
+  ASSERT_EQ(m.weights().layers[0].gate_up.linears.size(), 2u);
+  EXPECT_EQ(m.weights().layers[0].gate_up.columns, 2 * F);
+  const Linear& gate = m.weights().layers[0].gate_up.linears[0];
   ASSERT_TRUE(gate.scales.has_value());
   EXPECT_EQ(gate.weight.dtype, DType::f8e4m3);
   EXPECT_EQ(gate.weight.shape, (Shape{F, H}));  // gemm_fp8's B: [N, K]
@@ -129,6 +133,9 @@ TEST_F(ModelTest, Fp8ModelRefusesDtypesGemmFp8CannotProduce) {
 // The fp64 oracle's weights: every element of a dequantised weight is the
 // stored e4m3 value times its block's scale, exactly (f64 holds the product
 // exactly), in the CPU's [in, out] layout, with no scales left for gemm_fp8.
+// Projections that read one input are fused (up_proj's columns after
+// gate_proj's, v_proj's after q_proj's and k_proj's): the oracle has no
+// gemm_fp8 to keep them apart.
 // lm_head's scales are BF16, the others F32. The checkpoint's scales are
 // amax / 448, far from 1, so an oracle that ignored them would fail here
 // (and below, against make_checkpoints.py's reference).
@@ -136,22 +143,32 @@ TEST_F(ModelTest, Fp8OracleDequantisesEveryWeightExactly) {
   const Checkpoint c(dir(kFp8));
   Model m(c, hal::device("cpu"), DType::f64);
   const Weights& w = m.weights();
+  ASSERT_EQ(w.layers[0].gate_up.linears.size(), 1u);
+  ASSERT_EQ(w.layers[0].qkv.linears.size(), 1u);
+  const ModelConfig& cfg = c.config();
+  const std::int64_t F = cfg.intermediate_size, q_cols = cfg.num_heads * cfg.head_dim,
+                     kv_cols = cfg.num_kv_heads * cfg.head_dim;
   const struct {
     const char* name;
     const Linear& linear;
-  } checked[] = {{"model.layers.0.mlp.gate_proj.weight", w.layers[0].gate},
-                 {"model.layers.1.mlp.down_proj.weight", w.layers[1].down},
-                 {"lm_head.weight", w.lm_head}};
-  for (const auto& [name, lin] : checked) {
+    std::int64_t column0;  // of the part in the stored weight
+  } checked[] = {{"model.layers.0.mlp.gate_proj.weight", w.layers[0].gate_up.linears[0], 0},
+                 {"model.layers.0.mlp.up_proj.weight", w.layers[0].gate_up.linears[0], F},
+                 {"model.layers.1.self_attn.v_proj.weight", w.layers[1].qkv.linears[0], q_cols + kv_cols},
+                 {"model.layers.1.mlp.down_proj.weight", w.layers[1].down, 0},
+                 {"lm_head.weight", w.lm_head, 0}};
+  for (const auto& [name, lin, column0] : checked) {
     SCOPED_TRACE(name);
     const CheckpointTensor& t = c.tensor(name);
     ASSERT_TRUE(t.is_fp8());
     EXPECT_FALSE(lin.scales.has_value());
     const std::int64_t out = t.entry->shape[0], in = t.entry->shape[1], scale_cols = t.scale_entry->shape[1];
+    const std::int64_t cols = output_columns(lin);
     ASSERT_EQ(lin.weight.dtype, DType::f64);
-    ASSERT_EQ(lin.weight.shape, (Shape{in, out}));  // the CPU stores [in, out]
+    ASSERT_EQ(lin.weight.shape, (Shape{in, cols}));  // the CPU stores [in, out]
+    ASSERT_LE(column0 + out, cols);
     EXPECT_FALSE(lin.trans_b);
-    std::vector<double> got(static_cast<std::size_t>(in * out));
+    std::vector<double> got(static_cast<std::size_t>(in * cols));
     m.stream().download(got.data(), lin.weight);
     m.stream().synchronize();
     std::int64_t wrong = 0, scales_not_one = 0;
@@ -160,7 +177,7 @@ TEST_F(ModelTest, Fp8OracleDequantisesEveryWeightExactly) {
         const auto code = static_cast<std::uint8_t>(t.bytes()[static_cast<std::size_t>(r * in + k)]);
         const double scale = load_element(t.scale_bytes().data(), t.scale_entry->dtype, (r / 128) * scale_cols + k / 128);
         scales_not_one += scale != 1.0;
-        wrong += got[static_cast<std::size_t>(k * out + r)] != static_cast<double>(f8e4m3_to_f32(code)) * scale;
+        wrong += got[static_cast<std::size_t>(k * cols + column0 + r)] != static_cast<double>(f8e4m3_to_f32(code)) * scale;
       }
     EXPECT_EQ(wrong, 0);
     EXPECT_EQ(scales_not_one, out * in);

@@ -148,7 +148,7 @@ TEST_F(ModelTest, TheProofNamesTheFirstOpOverItsBound) {
   const LayerCheck& embedding = bad.steps[0].checks[0];
   const LayerCheck& layer0 = bad.steps[0].checks[1];
   EXPECT_TRUE(embedding.failure.empty()) << embedding.failure;
-  EXPECT_EQ(layer0.failure.rfind("q_proj:", 0), 0u) << layer0.failure;
+  EXPECT_EQ(layer0.failure.rfind("qkv_proj:", 0), 0u) << layer0.failure;
   EXPECT_GT(layer0.score, 1.0);
   EXPECT_FALSE(print_report({&bad}, oracle, ckpt.config()));
   const ProofRun good = run_scored(ckpt, "cpu", DType::f32, in, oracle.generated);
