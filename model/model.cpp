@@ -50,9 +50,9 @@ Tensor columns_of(const Tensor& t, std::int64_t c0, std::int64_t n) {
 
 }  // namespace
 
-Model::Model(const Checkpoint& checkpoint, Device& device, DType dtype)
+Model::Model(const Checkpoint& checkpoint, Device& device, DType dtype, const LoadOptions& options)
     : config_(checkpoint.config()), device_(&device), stream_(device),
-      weights_(upload_weights(checkpoint, device, dtype, stream_)) {}
+      weights_(upload_weights(checkpoint, device, dtype, stream_, options)) {}
 
 Session::Session(Model& model, std::int64_t batch, std::int64_t max_len)
     : model_(model), batch_(batch), max_len_(max_len), lengths_(static_cast<std::size_t>(batch), 0) {

@@ -40,7 +40,7 @@ namespace hal::model {
 
 class Model {
  public:
-  Model(const Checkpoint& checkpoint, Device& device, DType dtype);
+  Model(const Checkpoint& checkpoint, Device& device, DType dtype, const LoadOptions& options = {});
 
   const ModelConfig& config() const noexcept { return config_; }
   Device& device() const noexcept { return *device_; }

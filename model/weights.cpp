@@ -108,6 +108,7 @@ struct Uploader {
   DType dtype;
   Stream& s;
   Weights& w;
+  LoadOptions options;
   bool transposed = stores_transposed(dev);
 
   Tensor allocate(const Shape& shape, std::optional<DType> as = std::nullopt) {
@@ -182,12 +183,12 @@ struct Uploader {
     g.linears.push_back(std::move(l));
     return g;
   }
-  // Fused unless a part runs through gemm_fp8.
+  // Fused unless a part runs through gemm_fp8 (or the options say not to).
   LinearGroup group(const std::vector<std::string>& prefixes, bool has_bias) {
     const bool fp8 = std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
       return ckpt.tensor(p + ".weight").is_fp8() && dtype != DType::f64;
     });
-    if (!fp8) return fused(prefixes, has_bias);
+    if (!fp8 && options.fuse_projections) return fused(prefixes, has_bias);
     LinearGroup g;
     for (const std::string& p : prefixes) {
       g.linears.push_back(linear(p, has_bias));
@@ -225,7 +226,7 @@ std::vector<double> rope_frequencies(const ModelConfig& c) {
   return f;
 }
 
-Weights upload_weights(const Checkpoint& ckpt, Device& dev, DType dtype, Stream& s) {
+Weights upload_weights(const Checkpoint& ckpt, Device& dev, DType dtype, Stream& s, const LoadOptions& options) {
   const bool cpu = dev.info().backend == "cpu";
   if (!(dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16 || (dtype == DType::f64 && cpu)))
     throw Error(ErrorCode::invalid_argument,
@@ -239,7 +240,7 @@ Weights upload_weights(const Checkpoint& ckpt, Device& dev, DType dtype, Stream&
                             ckpt.dir(), ckpt.fp8_tensor_count(), dtype_name(dtype)));
   Weights w;
   w.dtype = dtype;
-  Uploader up{ckpt, dev, dtype, s, w};
+  Uploader up{ckpt, dev, dtype, s, w, options};
   std::int64_t gathered_only = 0;  // bytes of an untied embedding table
   if (c.tie_word_embeddings && up.transposed) {
     // One [hidden, vocab] copy: lm_head streams it, the embedding gathers its columns.

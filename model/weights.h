@@ -76,6 +76,14 @@ struct Weights {
   std::vector<Buffer> buffers;  // owns everything above
 };
 
+struct LoadOptions {
+  // Projections that read one input as one weight (LinearGroup). Off: one
+  // GEMM per part, each into its columns of the same result (as fp8 weights
+  // always run): for measuring what fusing gains, and for checking that it
+  // leaves every output column's bits as they were.
+  bool fuse_projections = true;
+};
+
 // Whether linear weights are stored [in, out] on `device` (the CPU).
 bool stores_transposed(const Device& device);
 
@@ -85,7 +93,8 @@ bool stores_transposed(const Device& device);
 // dequantised exactly (stored e4m3 value * its block scale, in f64), tensor
 // by tensor at upload, into a plain Linear (no `scales`), so every linear is
 // an f64 GEMM and no activation is quantised: the real-valued model.
-Weights upload_weights(const Checkpoint& ckpt, Device& device, DType dtype, Stream& stream);
+Weights upload_weights(const Checkpoint& ckpt, Device& device, DType dtype, Stream& stream,
+                       const LoadOptions& options = {});
 
 // Rotary frequencies f_i for i < head_dim / 2: theta^(-2i/d), adjusted by
 // Llama 3's scaling when the config has it (transformers'

@@ -160,6 +160,10 @@ TEST_F(ModelCliTest, BenchAndUsageErrors) {
   expect_contains(b, "decode 4 steps: median");
   expect_contains(b, "read per decode step");
   expect_contains(b, "% of the copy ceiling (range");
+  const CliResult unfused = hal("bench " + dir("qwen2_bias_f16") + " --prompt-tokens 4 --decode-steps 2 --rounds 1 --unfused");
+  ASSERT_EQ(unfused.status, 0) << unfused.output;
+  expect_contains(unfused, "projections unfused");
+  EXPECT_EQ(hal("run " + dir("llama_untied_f32") + " --tokens 1 --unfused").status, 2);  // bench only
   EXPECT_EQ(hal("run " + dir("llama_untied_f32")).status, 2);                       // no tokens
   EXPECT_EQ(hal("run " + dir("llama_untied_f32") + " --tokens 1,,2").status, 2);    // an empty id
   EXPECT_EQ(hal("run " + dir("llama_untied_f32") + " --tokens 1 --bogus").status, 2);

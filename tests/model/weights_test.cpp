@@ -2,6 +2,7 @@
 // exactly, at its columns; the bytes a decode step reads.
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 #include "hal/registry.h"
@@ -64,6 +65,35 @@ TEST_F(ModelTest, FusedProjectionsHoldEachTensorAtItsColumns) {
     EXPECT_EQ(mismatches(s, c, p + "self_attn.v_proj.bias", *qkv.bias, q + kv), 0);
     EXPECT_EQ(mismatches(s, c, p + "mlp.gate_proj.weight", gate_up.weight, 0), 0);
     EXPECT_EQ(mismatches(s, c, p + "mlp.up_proj.weight", gate_up.weight, F), 0);
+  }
+}
+
+std::vector<std::byte> bytes_of(Stream& s, const Tensor& t) {
+  std::vector<std::byte> out(static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
+  s.download(out.data(), t);
+  s.synchronize();
+  return out;
+}
+
+// Fusing changes which GEMM computes a column, not how: on the CPU every
+// output column is the same dot product in the same order (K is never
+// split), so the fused model's logits have the bits of one GEMM per part,
+// prefill (several sequences) and decode.
+TEST_F(ModelTest, FusedProjectionsGiveTheBitsOfOneGemmPerPart) {
+  Device& cpu = hal::device("cpu");
+  for (const auto& [variant, dtype] : {std::pair{"qwen2_bias_f16", DType::f32}, std::pair{"llama3_tied_bf16", DType::bf16}}) {
+    SCOPED_TRACE(variant);
+    const Checkpoint c(dir(variant));
+    Model fused(c, cpu, dtype), apart(c, cpu, dtype, LoadOptions{.fuse_projections = false});
+    ASSERT_EQ(fused.weights().layers[0].qkv.linears.size(), 1u);
+    ASSERT_EQ(apart.weights().layers[0].qkv.linears.size(), 3u);
+    ASSERT_EQ(apart.weights().layers[0].gate_up.linears.size(), 2u);
+    Session a(fused, 2, 16), b(apart, 2, 16);
+    EXPECT_EQ(bytes_of(fused.stream(), a.step(kSequences)), bytes_of(apart.stream(), b.step(kSequences)));
+    for (std::int32_t t : {5, 77}) {
+      const std::vector<std::vector<std::int32_t>> next{{t}, {t + 1}};
+      EXPECT_EQ(bytes_of(fused.stream(), a.step(next)), bytes_of(apart.stream(), b.step(next))) << "token " << t;
+    }
   }
 }
 
