@@ -23,7 +23,15 @@ constexpr std::int64_t kRowGroup = 8;
 // hardware prefetcher to ramp up on each of the group's rows.
 // (On the loaded 2-core VM, by CPU time per pass: 0, 4 and 8 groups ahead
 // were slower than 2 on every decode shape on one thread; bench/probes/decode_gemm_stream.cpp.)
-constexpr std::int64_t kPrefetchRows = 2 * kRowGroup;
+// (bench/probes/decode_stream_variants.cpp compiles this file again with
+// other HAL_STREAM_PREFETCH_GROUPS / _HINT values and times them in turn.)
+#ifndef HAL_STREAM_PREFETCH_GROUPS
+#define HAL_STREAM_PREFETCH_GROUPS 2
+#endif
+#ifndef HAL_STREAM_PREFETCH_HINT
+#define HAL_STREAM_PREFETCH_HINT _MM_HINT_T0
+#endif
+constexpr std::int64_t kPrefetchRows = HAL_STREAM_PREFETCH_GROUPS * kRowGroup;
 
 // One 16-column panel of a B row as two fp32 vectors. bf16: a 32-byte load
 // widened exactly by unpacking with zero words (the bf16 bits become the high
@@ -81,7 +89,7 @@ HAL_ALWAYS_INLINE void chunk(std::int64_t kn, const float* a, const char* b, std
     // pointer arithmetic), and a prefetch never faults.
     const auto ahead = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(row) +
                                                      static_cast<std::uintptr_t>(kPrefetchRows * ldb_bytes));
-    for (std::int64_t off = 0; off < span; off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+    for (std::int64_t off = 0; off < span; off += 64) _mm_prefetch(ahead + off, HAL_STREAM_PREFETCH_HINT);
     const float* ak = a + g * kMr;
     [&]<int... J>(std::integer_sequence<int, J...>) {
       auto panel = [&]<int p>(std::integral_constant<int, p>) {
