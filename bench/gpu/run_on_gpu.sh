@@ -5,6 +5,13 @@
 # Opt-in steps for the fp8 kernels that never ran (HAL_GPU_UNVERIFIED=1):
 # fp8conformance (the four fp8 ops' cases), fp8bench (gemm_fp8 and
 # gemm_fp8_grouped beside cuBLASLt FP8 and hal bf16), fp8memcheck.
+# Opt-in steps for issue 24's kernels (all unverified, docs/performance.md):
+# uvtests (their device tests, one suite per step: a crash or hang costs one
+# step), uvconformance (the whole suite with HAL_GPU_UNVERIFIED=1, so every
+# new fast path answers), uvbench (each case twice in turn: the verified
+# kernels, then HAL_GPU_UNVERIFIED=1; attention, its backward, decode GEMMs,
+# 16-bit row ops, the model). The first GPU session runs, in one call of
+# about 8 minutes:  run_on_gpu.sh BUNDLE OUT smoke uvtests uvconformance uvbench
 # Every step runs under a timeout; results land as JSON/logs in OUT.
 #   run_on_gpu.sh BUNDLE_DIR OUT_DIR [STEPS...]   (default: all steps)
 set -u
@@ -47,6 +54,14 @@ step() {  # step NAME SECONDS CMD...
   tail -n 5 "$OUT/$name.log"
 }
 
+# ab NAME SECONDS BENCH-ARGS...: one bench case on the verified kernels, then
+# on the unverified ones (HAL_GPU_UNVERIFIED=1), JSON beside each log.
+ab() {
+  local name=$1 secs=$2; shift 2
+  step "$name-verified" "$secs" "$B/bin/hal" bench --device cuda:0 "$@" --json "$OUT/$name-verified.json"
+  step "$name-new" "$secs" env HAL_GPU_UNVERIFIED=1 "$B/bin/hal" bench --device cuda:0 "$@" --json "$OUT/$name-new.json"
+}
+
 {
   echo "date: $(date -u +%FT%TZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader
@@ -77,5 +92,41 @@ for s in $STEPS; do
           --op gemm_fp8_grouped --json "$OUT/bench-gemm_fp8_grouped.json" ;;
     fp8memcheck) step fp8memcheck 120 env HAL_GPU_UNVERIFIED=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$B/bin/hal" conformance --device cuda:0 --op gemm_fp8 ;;
+    uvtests)
+      for suite in CudaPtxWrappersSm90 CudaAttentionSm90a CudaAttentionSm90aBackward CudaGemmDecode \
+                   CudaGemmFp8Decode CudaRows CudaElementwise; do
+        step "uvtests-$suite" 45 "$B/bin/hal_cuda_tests" --gtest_filter="$suite.*" \
+            --gtest_output=json:"$OUT/uvtests-$suite.json"
+      done ;;
+    uvconformance) step uvconformance 150 env HAL_GPU_UNVERIFIED=1 "$B/bin/hal" conformance --device cuda:0 \
+        --json "$OUT/uvconformance.json" ;;
+    uvbench)
+      # Attention at issue 24's shapes (seq >= 4096; d 128 and 64; bf16 and f16).
+      for spec in "attention bf16 2x4096x16x128" "attention bf16 1x8192x16x128" "attention_causal bf16 2x4096x16x128" \
+                  "attention_causal bf16 1x8192x16x128" "attention f16 2x4096x16x128" "attention_causal f16 2x4096x16x128" \
+                  "attention bf16 2x4096x16x64" "attention_causal bf16 2x4096x16x64" \
+                  "attention_backward bf16 2x4096x16x128" "attention_backward_causal bf16 2x4096x16x128"; do
+        set -- $spec
+        ab "$1-$2-$3" 40 --no-vendor --op "$1" --dtype "$2" --shape "$3"
+      done
+      # Decode GEMMs beside cuBLAS (weights [N, K]; M = 1, 16, 64).
+      for spec in "bf16 1x4096x4096" "bf16 16x4096x4096" "bf16 64x4096x4096" "bf16 1x14336x4096" "bf16 16x4096x14336" \
+                  "f16 1x4096x4096" "f8e4m3 1x4096x4096" "f8e4m3 16x4096x4096"; do
+        set -- $spec
+        ab "gemm_decode-$1-$2" 40 --op gemm_decode --dtype "$1" --shape "$2"
+      done
+      # 16-bit row ops on 1 GiB (65536 rows of 8192).
+      for op in softmax rmsnorm layernorm gelu silu; do
+        ab "$op-bf16" 40 --no-vendor --op "$op" --dtype bf16 --shape 65536x8192
+      done
+      step model-verified 90 "$B/bin/hal" model bench --synthetic 300 --device cuda:0 --keep "$OUT/m300" --rounds 3
+      step model-new 90 env HAL_GPU_UNVERIFIED=1 "$B/bin/hal" model bench "$OUT/m300" --device cuda:0 --rounds 3
+      rm -rf "$OUT/m300"
+      # The porting proof on the GPU: every op scored, every layer against the CPU's fp64 run.
+      step model-prep 60 "$B/bin/hal" model bench --synthetic 20 --device cpu --keep "$OUT/m20" --rounds 1 \
+          --prompt-tokens 4 --decode-steps 1
+      step model-compare 90 env HAL_GPU_UNVERIFIED=1 "$B/bin/hal" model compare "$OUT/m20" --device cuda:0 \
+          --against cpu --tokens 1,2,3,4,5,6,7,8/9,10,11 --steps 4
+      rm -rf "$OUT/m20" ;;
   esac
 done
