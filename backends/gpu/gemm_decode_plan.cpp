@@ -109,6 +109,19 @@ struct SlotMma {
 
 }  // namespace
 
+std::vector<float> emulate_decode_reduce(const std::vector<float>& partial, std::int64_t splits, std::int64_t m,
+                                         std::int64_t n) {
+  std::vector<float> c(static_cast<std::size_t>(m * n));
+  for (std::int64_t mm = 0; mm < m; ++mm)
+    for (std::int64_t nn = 0; nn < n; ++nn) {
+      float v = partial[static_cast<std::size_t>(kp::decode_partial_index(0, 0, mm, nn, 1, m, n))];
+      for (std::int64_t s = 1; s < splits; ++s)
+        v += partial[static_cast<std::size_t>(kp::decode_partial_index(s, 0, mm, nn, 1, m, n))];
+      c[static_cast<std::size_t>(mm * n + nn)] = v;
+    }
+  return c;
+}
+
 std::vector<float> emulate_decode_gemm(const DecodeGemmPlan& plan, bool cuda, std::int64_t m, std::int64_t n,
                                        std::int64_t k, const std::vector<float>& a, const std::vector<float>& b,
                                        std::vector<float>* partial_out) {
@@ -181,15 +194,7 @@ std::vector<float> emulate_decode_gemm(const DecodeGemmPlan& plan, bool cuda, st
       }
     }
   }
-  // Pass 2: splits summed in order 0..splits-1.
-  std::vector<float> c(static_cast<std::size_t>(m * n));
-  for (std::int64_t mm = 0; mm < m; ++mm)
-    for (std::int64_t nn = 0; nn < n; ++nn) {
-      float v = partial[static_cast<std::size_t>(kp::decode_partial_index(0, 0, mm, nn, 1, m, n))];
-      for (std::int64_t s = 1; s < plan.splits; ++s)
-        v += partial[static_cast<std::size_t>(kp::decode_partial_index(s, 0, mm, nn, 1, m, n))];
-      c[static_cast<std::size_t>(mm * n + nn)] = v;
-    }
+  std::vector<float> c = emulate_decode_reduce(partial, plan.splits, m, n);
   if (partial_out) *partial_out = std::move(partial);
   return c;
 }

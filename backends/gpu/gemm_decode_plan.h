@@ -76,4 +76,10 @@ std::vector<float> emulate_decode_gemm(const DecodeGemmPlan& plan, bool cuda, st
                                        std::int64_t k, const std::vector<float>& a, const std::vector<float>& b,
                                        std::vector<float>* partial_out = nullptr);
 
+// Pass 2 of the decode GEMMs' host emulations (this one and the fp8 ones):
+// C [m][n] = partial[split][0][m][n] summed over splits in order
+// 0..splits-1, hal_gemm_decode_reduce's order (no epilogue).
+std::vector<float> emulate_decode_reduce(const std::vector<float>& partial, std::int64_t splits, std::int64_t m,
+                                         std::int64_t n);
+
 }  // namespace hal::gpu

@@ -221,16 +221,7 @@ std::vector<float> emulate_fp8_decode_gemm(const Fp8DecodePlan& plan, bool fp8_m
         }
     }
   }
-  // Pass 2 (hal_gemm_decode_reduce): splits in order 0..splits-1.
-  std::vector<float> c(static_cast<std::size_t>(m * n));
-  for (std::int64_t mm = 0; mm < m; ++mm)
-    for (std::int64_t nn = 0; nn < n; ++nn) {
-      float v = partial[static_cast<std::size_t>(kp::decode_partial_index(0, 0, mm, nn, 1, m, n))];
-      for (std::int64_t s = 1; s < plan.splits; ++s)
-        v += partial[static_cast<std::size_t>(kp::decode_partial_index(s, 0, mm, nn, 1, m, n))];
-      c[static_cast<std::size_t>(mm * n + nn)] = v;
-    }
-  return c;
+  return emulate_decode_reduce(partial, plan.splits, m, n);
 }
 
 std::vector<float> emulate_fp8_decode_gemm_hip(const Fp8DecodePlan& plan, std::int64_t m, std::int64_t n,
@@ -292,15 +283,7 @@ std::vector<float> emulate_fp8_decode_gemm_hip(const Fp8DecodePlan& plan, std::i
         }
     }
   }
-  std::vector<float> c(static_cast<std::size_t>(m * n));
-  for (std::int64_t mm = 0; mm < m; ++mm)
-    for (std::int64_t nn = 0; nn < n; ++nn) {
-      float v = partial[static_cast<std::size_t>(kp::decode_partial_index(0, 0, mm, nn, 1, m, n))];
-      for (std::int64_t s = 1; s < plan.splits; ++s)
-        v += partial[static_cast<std::size_t>(kp::decode_partial_index(s, 0, mm, nn, 1, m, n))];
-      c[static_cast<std::size_t>(mm * n + nn)] = v;
-    }
-  return c;
+  return emulate_decode_reduce(partial, plan.splits, m, n);
 }
 
 }  // namespace hal::gpu
