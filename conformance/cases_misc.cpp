@@ -100,6 +100,30 @@ void add_misc(std::vector<Case>& out) {
     attention("rows_causal_sq_gt_sk_1x4x3_h4kv2_d32", 1, 4, 3, 4, 2, 32, 32, true, 0.0f);
     attention("causal_sq_gt_sk_1x9x5_h2_d32", 1, 9, 5, 2, 2, 32, 32, true, 0.0f);
     attention("dv48_scale_1x7x19_h2_d32", 1, 7, 19, 2, 1, 32, 48, false, 0.3f);
+    // Non-finite scores, one kind per head (kernel_math/online_softmax.h):
+    // every query is e0 = (1, 0, ...), so head h's score of key j is
+    // k[j][h][0] * scale, and k's column 0 is planted per head: h0 -inf for
+    // keys 0..39 then finite (a finite row), h1 NaN everywhere (NaN), h2 -inf
+    // everywhere (NaN, as softmax), h3 -inf for keys 0..39 with a NaN at key 5
+    // (NaN). 80 keys: the CUDA general kernel's blocks of 32 are all -inf, part
+    // -inf, finite. sq = 1: the CPU's row path; sq = 9: its blocked path;
+    // d = 16: the general kernels on CUDA and HIP (no flash path takes it).
+    for (std::int64_t sq : {1, 9}) {
+      const std::int64_t sk = 80, h = 4, d = 16;
+      attention(fmt::format("nonfinite_scores_1x{}x{}_h4_d16", sq, sk), 1, sq, sk, h, h, d, d, false, 0.0f);
+      Case& c = out.back();
+      std::vector<Special>& q = c.inputs[0].gen.specials;
+      for (std::int64_t i = 0; i < sq * h; ++i)
+        for (std::int64_t ch = 0; ch < d; ++ch) q.push_back({i * d + ch, ch == 0 ? 1.0 : 0.0});
+      std::vector<Special>& k = c.inputs[1].gen.specials;
+      const auto col0 = [&](std::int64_t j, std::int64_t head) { return (j * h + head) * d; };
+      for (std::int64_t j = 0; j < sk; ++j) {
+        if (j < 40) k.push_back({col0(j, 0), -INFINITY});
+        k.push_back({col0(j, 1), NAN});
+        k.push_back({col0(j, 2), -INFINITY});
+        if (j < 40) k.push_back({col0(j, 3), j == 5 ? NAN : -INFINITY});
+      }
+    }
     // With the optional lse output (f32, [b, sq, hq]), on the blocked path,
     // the row path (decode, and sq > sk with rows that see no key: -inf) and
     // the grouped-query blocked path.

@@ -34,27 +34,32 @@ DecodeGemmPlan plan_decode_gemm(const kp::GemmParams& p, int compute_units, int 
   if (p.a_vec8 == 0) return refuse("op(A) is not K-contiguous with 16-byte aligned rows and K % 8 == 0");
   if (p.b_vec8 == 0) return refuse("op(B) is not K-contiguous with 16-byte aligned rows and K % 8 == 0");
   if (compute_units < 1 || tile_m < 1 || max_m_tiles < 1) return refuse("no compute units");
+  return plan_decode_splits(p.m, p.n, p.k, p.batch, kp::kDecodeBlockK, compute_units, tile_m, max_m_tiles, tuning);
+}
 
+DecodeGemmPlan plan_decode_splits(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                                  std::int64_t block_k, int compute_units, int tile_m, int max_m_tiles,
+                                  const DecodeGemmTuning& tuning) {
   DecodeGemmPlan plan;
-  const std::int64_t m_tiles = ceil_div(p.m, tile_m);
+  const std::int64_t m_tiles = ceil_div(m, tile_m);
   int variant = 1;
   while (variant < m_tiles) variant *= 2;
-  if (variant > max_m_tiles) return refuse(fmt::format("m = {} needs {} M tiles, the kernels have {}", p.m, variant,
+  if (variant > max_m_tiles) return refuse(fmt::format("m = {} needs {} M tiles, the kernels have {}", m, variant,
                                                        max_m_tiles));
   plan.m_tiles = variant;
-  plan.n_tiles = ceil_div(p.n, kp::kDecodeTileN);
-  const std::int64_t k_blocks = ceil_div(p.k, kp::kDecodeBlockK);
-  const std::int64_t base = plan.n_tiles * p.batch;
+  plan.n_tiles = ceil_div(n, kp::kDecodeTileN);
+  const std::int64_t k_blocks = ceil_div(k, block_k);
+  const std::int64_t base = plan.n_tiles * batch;
   const std::int64_t target = static_cast<std::int64_t>(compute_units) * tuning.warps_per_unit;
   const std::int64_t max_splits = std::max<std::int64_t>(1, k_blocks / std::max(1, tuning.min_blocks_per_split));
   std::int64_t splits = std::clamp<std::int64_t>(ceil_div(target, base), 1, max_splits);
   const std::int64_t blocks_per_split = ceil_div(k_blocks, splits);
   splits = ceil_div(k_blocks, blocks_per_split);  // no empty split
   plan.splits = splits;
-  plan.k_per_split = blocks_per_split * kp::kDecodeBlockK;
+  plan.k_per_split = blocks_per_split * block_k;
   plan.units = base * splits;
   plan.ctas = ceil_div(plan.units, kp::kDecodeWarpsPerCta);
-  const std::int64_t outputs = p.batch * p.m * p.n;
+  const std::int64_t outputs = batch * m * n;
   plan.reduce_blocks = std::min<std::int64_t>(ceil_div(outputs, kp::kDecodeReduceThreads), 65535 * 8);
   plan.workspace_floats = splits * outputs;
   if (plan.ctas > std::numeric_limits<std::int32_t>::max()) return refuse("too many units for one grid");
@@ -103,6 +108,19 @@ struct SlotMma {
 };
 
 }  // namespace
+
+std::vector<float> emulate_decode_reduce(const std::vector<float>& partial, std::int64_t splits, std::int64_t m,
+                                         std::int64_t n) {
+  std::vector<float> c(static_cast<std::size_t>(m * n));
+  for (std::int64_t mm = 0; mm < m; ++mm)
+    for (std::int64_t nn = 0; nn < n; ++nn) {
+      float v = partial[static_cast<std::size_t>(kp::decode_partial_index(0, 0, mm, nn, 1, m, n))];
+      for (std::int64_t s = 1; s < splits; ++s)
+        v += partial[static_cast<std::size_t>(kp::decode_partial_index(s, 0, mm, nn, 1, m, n))];
+      c[static_cast<std::size_t>(mm * n + nn)] = v;
+    }
+  return c;
+}
 
 std::vector<float> emulate_decode_gemm(const DecodeGemmPlan& plan, bool cuda, std::int64_t m, std::int64_t n,
                                        std::int64_t k, const std::vector<float>& a, const std::vector<float>& b,
@@ -176,15 +194,7 @@ std::vector<float> emulate_decode_gemm(const DecodeGemmPlan& plan, bool cuda, st
       }
     }
   }
-  // Pass 2: splits summed in order 0..splits-1.
-  std::vector<float> c(static_cast<std::size_t>(m * n));
-  for (std::int64_t mm = 0; mm < m; ++mm)
-    for (std::int64_t nn = 0; nn < n; ++nn) {
-      float v = partial[static_cast<std::size_t>(kp::decode_partial_index(0, 0, mm, nn, 1, m, n))];
-      for (std::int64_t s = 1; s < plan.splits; ++s)
-        v += partial[static_cast<std::size_t>(kp::decode_partial_index(s, 0, mm, nn, 1, m, n))];
-      c[static_cast<std::size_t>(mm * n + nn)] = v;
-    }
+  std::vector<float> c = emulate_decode_reduce(partial, plan.splits, m, n);
   if (partial_out) *partial_out = std::move(partial);
   return c;
 }

@@ -40,6 +40,20 @@ struct DecodeGemmPlan {
   std::int64_t workspace_floats = 0;
 };
 
+// The split planner of both decode GEMMs (this one and the fp8 one,
+// gemm_fp8_decode_plan.h), after each has checked that a call qualifies:
+// the M-tile variant (the power of two of ceil(m / tile_m) tiles, refused
+// above max_m_tiles), the K splits (whole blocks of block_k K-values, at
+// least min_blocks_per_split per split, about warps_per_unit units per
+// compute unit over n_tiles * batch, no empty split), both grids and the
+// workspace (refused above 1 GiB or a grid above 2^31 - 1 CTAs).
+// What differs between the two: block_k (kDecodeBlockK = 32, kFp8Block =
+// 128: a scale block never straddles two splits), the tuning defaults, and
+// batch (1 for fp8).
+DecodeGemmPlan plan_decode_splits(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                                  std::int64_t block_k, int compute_units, int tile_m, int max_m_tiles,
+                                  const DecodeGemmTuning& tuning);
+
 // tile_m: rows of M per matrix instruction (kDecodeCudaTileM or
 // kDecodeHipTileM); max_m_tiles: the largest variant compiled.
 // compute_units: SMs / CUs of the stream's partition.
@@ -61,5 +75,11 @@ kernel_params::GemmDecodeParams decode_gemm_params(const kernel_params::GemmPara
 std::vector<float> emulate_decode_gemm(const DecodeGemmPlan& plan, bool cuda, std::int64_t m, std::int64_t n,
                                        std::int64_t k, const std::vector<float>& a, const std::vector<float>& b,
                                        std::vector<float>* partial_out = nullptr);
+
+// Pass 2 of the decode GEMMs' host emulations (this one and the fp8 ones):
+// C [m][n] = partial[split][0][m][n] summed over splits in order
+// 0..splits-1, hal_gemm_decode_reduce's order (no epilogue).
+std::vector<float> emulate_decode_reduce(const std::vector<float>& partial, std::int64_t splits, std::int64_t m,
+                                         std::int64_t n);
 
 }  // namespace hal::gpu

@@ -48,29 +48,10 @@ Fp8DecodePlan plan_fp8_decode_gemm(const kp::GemmFp8Params& p, int compute_units
   if (compute_units < 1 || (tile_m != kp::kDecodeCudaTileM && tile_m != kp::kDecodeHipTileM))
     return refuse("no compute units or an unknown tile height");
 
-  Fp8DecodePlan plan;
-  const std::int64_t m_tiles = ceil_div(g.m, tile_m);
-  int variant = 1;
-  while (variant < m_tiles) variant *= 2;
-  plan.m_tiles = variant;
-  plan.n_tiles = ceil_div(g.n, kp::kDecodeTileN);
-  const std::int64_t k_blocks = ceil_div(g.k, kp::kFp8Block);
-  const std::int64_t target = static_cast<std::int64_t>(compute_units) * tuning.warps_per_unit;
-  const std::int64_t max_splits = std::max<std::int64_t>(1, k_blocks / std::max(1, tuning.min_blocks_per_split));
-  std::int64_t splits = std::clamp<std::int64_t>(ceil_div(target, plan.n_tiles), 1, max_splits);
-  const std::int64_t blocks_per_split = ceil_div(k_blocks, splits);
-  splits = ceil_div(k_blocks, blocks_per_split);  // no empty split
-  plan.splits = splits;
-  plan.k_per_split = blocks_per_split * kp::kFp8Block;
-  plan.units = plan.n_tiles * splits;
-  plan.ctas = ceil_div(plan.units, kp::kDecodeWarpsPerCta);
-  const std::int64_t outputs = g.m * g.n;
-  plan.reduce_blocks = std::min<std::int64_t>(ceil_div(outputs, kp::kDecodeReduceThreads), 65535 * 8);
-  plan.workspace_floats = splits * outputs;
-  if (plan.ctas > std::numeric_limits<std::int32_t>::max()) return refuse("too many units for one grid");
-  if (plan.workspace_floats > (std::int64_t{1} << 28)) return refuse("workspace above 1 GiB");
-  plan.ok = true;
-  return plan;
+  // Every variant fits: m <= 64 is at most 8 tiles of 8 (CUDA) or 4 of 16 (HIP).
+  const int max_m_tiles = static_cast<int>(kp::kDecodeMaxM / tile_m);
+  return plan_decode_splits(g.m, g.n, g.k, 1, kp::kFp8Block, compute_units, tile_m, max_m_tiles,
+                            {tuning.warps_per_unit, tuning.min_blocks_per_split});
 }
 
 kp::GemmFp8DecodeParams fp8_decode_params(const kp::GemmFp8Params& p, const Fp8DecodePlan& plan) {
@@ -240,16 +221,7 @@ std::vector<float> emulate_fp8_decode_gemm(const Fp8DecodePlan& plan, bool fp8_m
         }
     }
   }
-  // Pass 2 (hal_gemm_decode_reduce): splits in order 0..splits-1.
-  std::vector<float> c(static_cast<std::size_t>(m * n));
-  for (std::int64_t mm = 0; mm < m; ++mm)
-    for (std::int64_t nn = 0; nn < n; ++nn) {
-      float v = partial[static_cast<std::size_t>(kp::decode_partial_index(0, 0, mm, nn, 1, m, n))];
-      for (std::int64_t s = 1; s < plan.splits; ++s)
-        v += partial[static_cast<std::size_t>(kp::decode_partial_index(s, 0, mm, nn, 1, m, n))];
-      c[static_cast<std::size_t>(mm * n + nn)] = v;
-    }
-  return c;
+  return emulate_decode_reduce(partial, plan.splits, m, n);
 }
 
 std::vector<float> emulate_fp8_decode_gemm_hip(const Fp8DecodePlan& plan, std::int64_t m, std::int64_t n,
@@ -311,15 +283,7 @@ std::vector<float> emulate_fp8_decode_gemm_hip(const Fp8DecodePlan& plan, std::i
         }
     }
   }
-  std::vector<float> c(static_cast<std::size_t>(m * n));
-  for (std::int64_t mm = 0; mm < m; ++mm)
-    for (std::int64_t nn = 0; nn < n; ++nn) {
-      float v = partial[static_cast<std::size_t>(kp::decode_partial_index(0, 0, mm, nn, 1, m, n))];
-      for (std::int64_t s = 1; s < plan.splits; ++s)
-        v += partial[static_cast<std::size_t>(kp::decode_partial_index(s, 0, mm, nn, 1, m, n))];
-      c[static_cast<std::size_t>(mm * n + nn)] = v;
-    }
-  return c;
+  return emulate_decode_reduce(partial, plan.splits, m, n);
 }
 
 }  // namespace hal::gpu

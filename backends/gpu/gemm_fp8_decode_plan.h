@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/gpu/gemm_decode_plan.h"
 #include "kernel_params/fp8.h"
 #include "kernel_params/gemm_decode.h"
 #include "kernel_params/gemm_fp8_decode.h"
@@ -22,15 +23,10 @@ struct Fp8DecodeTuning {
   int min_blocks_per_split = 4;  // >= 4 x 128 K-values (8 KiB of weights per unit) per split
 };
 
-struct Fp8DecodePlan {
-  bool ok = false;
-  std::string why;  // when !ok: the first condition that failed
-  int m_tiles = 0;  // kernel variant: 8-row M tiles, a power of two (1, 2, 4, 8)
-  std::int64_t n_tiles = 0, splits = 0, k_per_split = 0, units = 0;
-  std::int64_t ctas = 0;           // pass 1 grid (kDecodeWarpsPerCta units each)
-  std::int64_t reduce_blocks = 0;  // pass 2 grid (hal_gemm_decode_reduce, grid-stride)
-  std::int64_t workspace_floats = 0;
-};
+// The 16-bit decode GEMM's plan (plan_decode_splits makes both): m_tiles of
+// tile_m rows (CUDA 1, 2, 4, 8; HIP 1, 2, 4), splits of whole 128-blocks;
+// pass 2 is hal_gemm_decode_reduce.
+using Fp8DecodePlan = DecodeGemmPlan;
 
 // `p`: gemm_fp8's parameters (backends/gpu/kernel_args.h gemm_fp8_params);
 // compute_units: SMs of the stream's partition. Takes plain gemm_fp8 (not

@@ -6,23 +6,27 @@
 // and the causal mask; it does NOT use the matrix cores: K and V are re-read
 // per query row. f16/bf16 calls with head dim 64 or 128 and 16-byte rows run
 // on attention_flash.hip instead (the launcher, hip_attention.cpp, decides).
-// A row whose keys are all masked gives zeros, as softmax does.
+// A row whose keys are all masked gives zeros, as softmax does; a row of -inf
+// scores NaN (l = 0: 0 * 1/0), a NaN score NaN, as cpu_ref
+// (kernel_math/online_softmax.h).
 //
 // attention_general_lse also writes the row log-sum-exp (p.lse,
-// kernel_params/attention.h) from a second running state (lm, ll) whose
-// rescale avoids -inf - -inf (the y state's corr is NaN while every score so
-// far is -inf), so that a row of -inf scores gives -inf and a NaN score NaN,
-// as cpu_ref's row_lse. The kernel without lse is the verified one, unchanged.
+// kernel_params/attention.h) from a second running state (lm, ll), written
+// when the y state's rescale still gave exp(-inf - -inf) = NaN; it shifts the
+// same way, so that a row of -inf scores gives -inf and a NaN score NaN, as
+// cpu_ref's row_lse.
 #include <hip/hip_runtime.h>
 
 #include "attention_geometry.h"
 #include "hip/element.h"
 #include "hip/wave.h"
+#include "kernel_math/online_softmax.h"
 #include "kernel_params/attention.h"
 
 using namespace hal::hip;
 using namespace hal::hip::kernels;
 using namespace hal::kernel_params;
+using hal::kernel_math::online_softmax_shift;
 
 template <bool kLse>
 __device__ __forceinline__ void attention_rows(const AttentionParams& p) {
@@ -62,8 +66,11 @@ __device__ __forceinline__ void attention_rows(const AttentionParams& p) {
       }
       const float s = wave_sum(part) * p.scale;
       const float m_new = fmaxf(m, s);
-      const float corr = expf(m - m_new);
-      const float w = expf(s - m_new);  // NaN score -> NaN weight -> NaN row, as softmax
+      // Shifted by 0 while every score so far is -inf: corr = w = 0, not
+      // exp(-inf - -inf) = NaN (a leading -inf key made the whole row NaN).
+      const float shift = online_softmax_shift(m_new);
+      const float corr = expf(m - shift);
+      const float w = expf(s - shift);  // NaN score -> NaN weight -> NaN row, as softmax
       l = l * corr + w;
       if (kLse) {
         const float lm_use = m_new == -INFINITY ? 0.0f : m_new;

@@ -9,13 +9,16 @@
 // hal_attention_general_lse also writes the row log-sum-exp (p.lse,
 // kernel_params/attention.h): m + log(l) of the same running state, in
 // natural units since the scores here are not in the log2 domain; a NaN score
-// seen anywhere makes it NaN (the block loop skips blocks whose scores are all
-// NaN or -inf, so l alone would miss a row of NaNs). With dv == 0 the slice
-// loop still runs once, for lse. The kernel without lse is the verified one,
-// unchanged.
+// seen anywhere makes it NaN (nan_seen, written before the running state
+// carried NaN blocks; it is kept so the lse kernel's answer does not rest on
+// the state alone). With dv == 0 the slice loop still runs once, for lse.
+//
+// Special values (kernel_math/online_softmax.h, as cpu_ref): no visible key
+// gives zeros, a row of -inf scores NaN, a NaN score NaN.
 #include <math.h>
 
 #include "ptx/element.cuh"
+#include "kernel_math/online_softmax.h"
 #include "kernel_params/attention.h"
 
 namespace {
@@ -26,6 +29,8 @@ constexpr int kMaxDvSlice = 32 * kPerLane;
 
 using namespace hal::ptx;
 using namespace hal::kernel_params;
+using hal::kernel_math::online_softmax_block_max;
+using hal::kernel_math::online_softmax_output;
 
 template <bool kLse>
 __device__ __forceinline__ void attention_general(const AttentionParams& p) {
@@ -65,10 +70,13 @@ __device__ __forceinline__ void attention_general(const AttentionParams& p) {
           dot = fmaf(load_as_float(p.q, t, q0 + c * p.q_stride[3]), load_as_float(p.k, t, kr + c * p.k_stride[3]), dot);
         s = p.scale * dot;
       }
-      if (kLse) nan_seen = nan_seen || __any_sync(0xffffffffu, s != s);
+      const bool blk_nan = __any_sync(0xffffffffu, s != s);
+      if (kLse) nan_seen = nan_seen || blk_nan;
       float blk_max = s;
       for (int off = 16; off > 0; off >>= 1) blk_max = fmaxf(blk_max, __shfl_xor_sync(0xffffffffu, blk_max, off));
-      const float m_new = fmaxf(m, blk_max);
+      // fmaxf drops NaN: a block of NaN (and -inf) scores would otherwise be
+      // skipped below and the row end as zeros, not NaN.
+      const float m_new = online_softmax_block_max(m, blk_max, blk_nan);
       if (m_new == -INFINITY) continue;  // every score so far is -inf: nothing to add
       const float corr = expf(m - m_new);  // 0 when m was -inf
       const float pj = (j < valid) ? expf(s - m_new) : 0.0f;  // NaN score -> NaN, propagates
@@ -89,11 +97,12 @@ __device__ __forceinline__ void attention_general(const AttentionParams& p) {
       }
       m = m_new;
     }
-    const bool empty = l == 0.0f;  // fully masked (NaN l is not empty)
+    // Zeros only for a row with no visible key; a row of -inf scores
+    // (l = 0) gives 0 / 0 = NaN, as softmax and cpu_ref do.
 #pragma unroll
     for (int u = 0; u < kPerLane; ++u) {
       const int c = c0 + lane + 32 * u;
-      if (c < p.dv) store_from_float(p.y, yt, y0 + c * p.y_stride[3], empty ? 0.0f : acc[u] / l);
+      if (c < p.dv) store_from_float(p.y, yt, y0 + c * p.y_stride[3], online_softmax_output(acc[u], l, valid > 0));
     }
     // m = -inf, l = 0 (no key, or every score -inf) gives -inf + log(0) = -inf.
     if (kLse && c0 == 0 && lane == 0)

@@ -71,7 +71,6 @@
 #include "kernel_params/attention_backward.h"
 #include "ptx/arch_config.cuh"
 #include "ptx/kernels/attention_sm90a_backward_params.h"
-#include "ptx/kernels/attention_sm90a_backward_wgmma.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
 #include "ptx/tma.cuh"

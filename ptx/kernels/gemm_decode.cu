@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "kernel_params/gemm_decode.h"
+#include "ptx/kernels/decode_stream.cuh"
 #include "ptx/kernels/gemm_epilogue.cuh"
 #include "ptx/ld_st.cuh"
 #include "ptx/mma_sm80.cuh"
@@ -34,13 +35,6 @@ namespace {
 
 constexpr int kThreads = 32 * kDecodeWarpsPerCta;
 
-// Loads of activations: read-only path with L1 allocation (reused by the
-// SM's other warps).
-__device__ __forceinline__ Bits128 ld_activation(const uint16_t* p) {
-  const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
-  return Bits128{v.x, v.y, v.z, v.w};
-}
-
 template <int kMT, class Mma>
 __device__ __forceinline__ void decode_pass(const GemmDecodeParams& p) {
   // Fewer blocks in flight when each block carries more activation registers.
@@ -48,10 +42,9 @@ __device__ __forceinline__ void decode_pass(const GemmDecodeParams& p) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t u = static_cast<int64_t>(blockIdx.x) * kDecodeWarpsPerCta + warp;
   if (u >= p.units) return;  // whole warps only; the kernel has no barrier
-  const DecodeUnit unit = decode_unit(u, p.n_tiles, p.splits);
-  const int64_t n0 = unit.n_tile * kDecodeTileN;
-  const int64_t k_begin = unit.split * p.k_per_split;
-  const int64_t k_end = min(p.k, k_begin + p.k_per_split);
+  const decode::UnitRange range = decode::unit_range(u, p.n_tiles, p.splits, p.k, p.k_per_split);
+  const DecodeUnit unit = range.unit;
+  const int64_t n0 = range.n0, k_begin = range.k_begin, k_end = range.k_end;
 
   const int row = decode_cuda_row(lane), k_off = decode_cuda_k_offset(lane);
   const uint16_t* b_base = static_cast<const uint16_t*>(p.b) + unit.z * p.b_batch_stride;
@@ -59,13 +52,12 @@ __device__ __forceinline__ void decode_pass(const GemmDecodeParams& p) {
   const bool w0_ok = n0 + row < p.n, w1_ok = n0 + row + 8 < p.n;
   const uint16_t* w0p = b_base + (w0_ok ? (n0 + row) * p.b_n_stride : 0) + k_off;
   const uint16_t* w1p = b_base + (w1_ok ? (n0 + row + 8) * p.b_n_stride : 0) + k_off;
-  // Activation row 8j + row of M tile j at xp + j * x_tile (one pointer and
-  // one stride, not kMT pointers: fewer live registers at M = 64).
   const uint16_t* xp = a_base + (row < p.m ? row * p.a_m_stride : 0) + k_off;
-  const int64_t x_tile = int64_t{kDecodeCudaTileM} * p.a_m_stride;
-  const int64_t x_rows = p.m - row;  // tile j's row exists when 8j < x_rows
+  // decode::lane_stream's pointers, written out: through the helper, nvcc
+  // ordered this prologue differently and ptxas's sm_90a code for M <= 8 changed.
+  const decode::LaneStream<uint16_t> ls{w0p, w1p, xp, int64_t{kDecodeCudaTileM} * p.a_m_stride, p.m - row,
+                                        w0_ok, w1_ok, k_off};
   const L2Policy stream = l2_evict_first();
-  const Bits128 zero{0u, 0u, 0u, 0u};
 
   float acc[kMT][4];
 #pragma unroll
@@ -75,18 +67,9 @@ __device__ __forceinline__ void decode_pass(const GemmDecodeParams& p) {
 
 #pragma unroll 1
   for (int64_t k0 = k_begin; k0 < k_end; k0 += int64_t{kDecodeBlockK} * kUnroll) {
+    // k % 8 == 0 (the plan's condition): a lane's 8 K-values are all in or all out.
     Bits128 w0[kUnroll], w1[kUnroll], x[kUnroll][kMT];
-#pragma unroll
-    for (int s = 0; s < kUnroll; ++s) {
-      const int64_t kk = k0 + int64_t{kDecodeBlockK} * s;
-      // k % 8 == 0 (the plan's condition): a lane's 8 K-values are all in or all out.
-      const bool k_ok = kk + k_off < k_end;
-      w0[s] = (k_ok && w0_ok) ? ld_nc_v4(w0p + kk, stream) : zero;
-      w1[s] = (k_ok && w1_ok) ? ld_nc_v4(w1p + kk, stream) : zero;
-#pragma unroll
-      for (int j = 0; j < kMT; ++j)
-        x[s][j] = (k_ok && int64_t{kDecodeCudaTileM} * j < x_rows) ? ld_activation(xp + j * x_tile + kk) : zero;
-    }
+    decode::load_steps<kUnroll, kMT, kDecodeBlockK>(w0, w1, x, ls, k0, k_end, stream);
 #pragma unroll
     for (int s = 0; s < kUnroll; ++s) {
       // Instruction 0 takes words 0, 1 of each chunk (K-values 0..3), instruction 1 words 2, 3:
@@ -103,14 +86,7 @@ __device__ __forceinline__ void decode_pass(const GemmDecodeParams& p) {
     }
   }
 
-#pragma unroll
-  for (int j = 0; j < kMT; ++j)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int64_t n = n0 + decode_cuda_acc_n(lane, r);
-      const int64_t m = int64_t{kDecodeCudaTileM} * j + decode_cuda_acc_m(lane, r);
-      if (n < p.n && m < p.m) p.partial[decode_partial_index(unit.split, unit.z, m, n, p.batch, p.m, p.n)] = acc[j][r];
-    }
+  decode::store_partial(p, acc, lane, n0, unit.split, unit.z, p.batch);
 }
 
 }  // namespace

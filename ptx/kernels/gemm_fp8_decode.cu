@@ -37,6 +37,7 @@
 #include "kernel_params/gemm_decode.h"
 #include "kernel_params/fp8.h"
 #include "kernel_params/gemm_fp8_decode.h"
+#include "ptx/kernels/decode_stream.cuh"
 #include "ptx/ld_st.cuh"
 #include "ptx/mma_sm80.cuh"
 #include "ptx/mma_sm89.cuh"
@@ -47,13 +48,6 @@ using namespace hal::kernel_params;
 namespace {
 
 constexpr int kThreads = 32 * kDecodeWarpsPerCta;
-
-// Activation bytes: read-only path with L1 allocation (the SM's other warps
-// of the same split read the same rows).
-__device__ __forceinline__ Bits128 ld_activation(const uint8_t* p) {
-  const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
-  return Bits128{v.x, v.y, v.z, v.w};
-}
 
 __device__ __forceinline__ uint32_t word(const Bits128& v, int i) {
   return i == 0 ? v.x : (i == 1 ? v.y : (i == 2 ? v.z : v.w));
@@ -112,24 +106,16 @@ __device__ __forceinline__ void fp8_decode_pass(const GemmFp8DecodeParams& p) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t u = static_cast<int64_t>(blockIdx.x) * kDecodeWarpsPerCta + warp;
   if (u >= p.units) return;  // whole warps only; the kernel has no barrier
-  const DecodeUnit unit = decode_unit(u, p.n_tiles, p.splits);
-  const int64_t n0 = unit.n_tile * kDecodeTileN;
-  const int64_t k_begin = unit.split * p.k_per_split;
-  const int64_t k_end = min(p.k, k_begin + p.k_per_split);
+  const decode::UnitRange range = decode::unit_range(u, p.n_tiles, p.splits, p.k, p.k_per_split);
+  const DecodeUnit unit = range.unit;
+  const int64_t n0 = range.n0, k_begin = range.k_begin, k_end = range.k_end;
 
   const int row = lane / 4, q = lane % 4, k_off = 16 * q;
-  const auto* b_base = static_cast<const uint8_t*>(p.b);
-  const auto* a_base = static_cast<const uint8_t*>(p.a);
-  const bool w0_ok = n0 + row < p.n, w1_ok = n0 + row + 8 < p.n;
-  const uint8_t* w0p = b_base + (w0_ok ? (n0 + row) * p.b_n_stride : 0) + k_off;
-  const uint8_t* w1p = b_base + (w1_ok ? (n0 + row + 8) * p.b_n_stride : 0) + k_off;
-  const uint8_t* xp = a_base + (row < p.m ? row * p.a_m_stride : 0) + k_off;
-  const int64_t x_tile = int64_t{kDecodeCudaTileM} * p.a_m_stride;
-  const int64_t x_rows = p.m - row;  // tile j's row exists when 8j < x_rows
+  const decode::LaneStream<uint8_t> ls =
+      decode::lane_stream(p, static_cast<const uint8_t*>(p.b), static_cast<const uint8_t*>(p.a), n0, row, k_off);
   // The 16 rows of the unit lie in one 128-row scale block of B.
   const float* sb_row = p.b_scales + (n0 / kFp8Block) * p.sb_n_stride;
   const L2Policy stream = l2_evict_first();
-  const Bits128 zero{0u, 0u, 0u, 0u};
 
   float total[kMT][4];
 #pragma unroll
@@ -139,18 +125,9 @@ __device__ __forceinline__ void fp8_decode_pass(const GemmFp8DecodeParams& p) {
 
 #pragma unroll 1
   for (int64_t k0 = k_begin; k0 < k_end; k0 += int64_t{kFp8Block} * kBlocks) {
+    // k % 16 == 0 (the plan's condition): a lane's 16 K-values are all in or all out.
     Bits128 w0[kSteps], w1[kSteps], x[kSteps][kMT];
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      const int64_t kk = k0 + int64_t{kFp8DecodeStepK} * s;
-      // k % 16 == 0 (the plan's condition): a lane's 16 K-values are all in or all out.
-      const bool k_ok = kk + k_off < k_end;
-      w0[s] = (k_ok && w0_ok) ? ld_nc_v4(w0p + kk, stream) : zero;
-      w1[s] = (k_ok && w1_ok) ? ld_nc_v4(w1p + kk, stream) : zero;
-#pragma unroll
-      for (int j = 0; j < kMT; ++j)
-        x[s][j] = (k_ok && int64_t{kDecodeCudaTileM} * j < x_rows) ? ld_activation(xp + j * x_tile + kk) : zero;
-    }
+    decode::load_steps<kSteps, kMT, kFp8DecodeStepK>(w0, w1, x, ls, k0, k_end, stream);
 #pragma unroll
     for (int bi = 0; bi < kBlocks; ++bi) {
       const int64_t kb_k0 = k0 + int64_t{kFp8Block} * bi;
@@ -178,14 +155,7 @@ __device__ __forceinline__ void fp8_decode_pass(const GemmFp8DecodeParams& p) {
     }
   }
 
-#pragma unroll
-  for (int j = 0; j < kMT; ++j)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int64_t n = n0 + decode_cuda_acc_n(lane, r);
-      const int64_t m = int64_t{kDecodeCudaTileM} * j + decode_cuda_acc_m(lane, r);
-      if (n < p.n && m < p.m) p.partial[decode_partial_index(unit.split, 0, m, n, 1, p.m, p.n)] = total[j][r];
-    }
+  decode::store_partial(p, total, lane, n0, unit.split, 0, 1);
 #else
   (void)p;
 #endif
