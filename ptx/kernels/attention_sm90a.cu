@@ -74,6 +74,7 @@
 #define HAL_PTX_MBARRIER_SPIN_LIMIT (1u << 24)
 
 #include "ptx/arch_config.cuh"
+#include "ptx/kernels/attention_sm90a_backward_wgmma.cuh"  // the m64n64k16 SS form (S of a 64-key tile)
 #include "ptx/kernels/attention_sm90a_params.h"
 #include "ptx/kernels/attention_sm90a_sync.cuh"
 #include "ptx/mbarrier.cuh"
@@ -86,7 +87,8 @@ namespace hal::ptx::attention_sm90a {
 // The wgmma structs are only instantiated (and checked) in the sm_90a pass.
 struct F16 {
   static constexpr int kPParts = 2;
-  using MmaS = WgmmaM64N128K16F32F16SS<0, 0>;
+  template <int N>
+  using MmaS = typename std::conditional<N == 64, WgmmaM64N64K16F32F16SS<0, 0>, WgmmaM64N128K16F32F16SS<0, 0>>::type;
   template <int D>
   using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32F16RS<1>, WgmmaM64N128K16F32F16RS<1>>::type;
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -100,7 +102,8 @@ struct F16 {
 
 struct Bf16 {
   static constexpr int kPParts = 3;
-  using MmaS = WgmmaM64N128K16F32Bf16SS<0, 0>;
+  template <int N>
+  using MmaS = typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16SS<0, 0>, WgmmaM64N128K16F32Bf16SS<0, 0>>::type;
   template <int D>
   using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32Bf16RS<1>, WgmmaM64N128K16F32Bf16RS<1>>::type;
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -189,13 +192,13 @@ __device__ __forceinline__ void producer(const AttentionSm90aParams& p, const Sm
 // the running row max / sum; returns the rescale factor of O per row.
 // diag0: the last key row row0 sees (row0 + sk - sq); row0 + 8 sees 8 more.
 // Element e of column group j is row (e / 2), key n0 + 8j + 2(t % 4) + e % 2.
-template <bool kMask>
-__device__ __forceinline__ void softmax_tile(float (&s)[64], float (&row_m)[2], float (&row_l)[2], float (&corr)[2],
+template <bool kMask, int kN>
+__device__ __forceinline__ void softmax_tile(float (&s)[kN], float (&row_m)[2], float (&row_l)[2], float (&corr)[2],
                                              float scale_log2, int64_t n0, int qd, int64_t sk, bool causal,
                                              int64_t diag0) {
   float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-  for (int j = 0; j < 16; ++j)
+  for (int j = 0; j < kN / 4; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       float x = s[4 * j + e] * scale_log2;
@@ -218,7 +221,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[64], float (&row_m)[2], 
     row_l[r] *= corr[r];
   }
 #pragma unroll
-  for (int j = 0; j < 16; ++j)
+  for (int j = 0; j < kN / 4; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float x = exp2f(s[4 * j + e] - m_use[e / 2]);
@@ -233,16 +236,18 @@ template <class Cfg, class T>
 struct Consumer {
   static constexpr int D = Cfg::kD;
   static constexpr int kOAcc = D / 2;                 // fp32 accumulators of m64nD per thread
+  static constexpr int kSAcc = Cfg::kBlockK / 2;     // fp32 accumulators of S (m64n<kBlockK>) per thread
   static constexpr int kSlices = Cfg::kBlockK / 16;  // k16 slices of P V
-  using MmaS = typename T::MmaS;
+  using MmaS = typename T::template MmaS<Cfg::kBlockK>;
+  using SRegs = float[kSAcc];
   using MmaO = typename T::template MmaO<D>;
   using PRegs = uint32_t[T::kPParts][kSlices][4];
 
   // S = Q K^T of the stage's K tile into s (zero-initialised by the first
   // k16 slice); issued and committed, not waited for.
-  static __device__ __forceinline__ void issue_s(float (&s)[64], const Smem<Cfg>& sm, int stage, int cw) {
+  static __device__ __forceinline__ void issue_s(SRegs& s, const Smem<Cfg>& sm, int stage, int cw) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) wgmma_fence_operand(s[i]);
+    for (int i = 0; i < kSAcc; ++i) wgmma_fence_operand(s[i]);
     wgmma_fence();
 #pragma unroll
     for (int k = 0; k < D / 16; ++k) {
@@ -272,9 +277,9 @@ struct Consumer {
     wgmma_commit();
   }
 
-  static __device__ __forceinline__ void fence_s(float (&s)[64]) {
+  static __device__ __forceinline__ void fence_s(SRegs& s) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) wgmma_fence_operand(s[i]);
+    for (int i = 0; i < kSAcc; ++i) wgmma_fence_operand(s[i]);
   }
 
   static __device__ __forceinline__ void fence_o_p(float (&o)[kOAcc], PRegs& pa) {
@@ -290,14 +295,14 @@ struct Consumer {
 
   // Softmax of key tile n0 (masked where the tile reaches past the keys
   // every row sees); returns O's rescale factors in corr.
-  static __device__ __forceinline__ void softmax(float (&s)[64], float (&row_m)[2], float (&row_l)[2],
+  static __device__ __forceinline__ void softmax(SRegs& s, float (&row_m)[2], float (&row_l)[2],
                                                  float (&corr)[2], const kernel_params::AttentionParams& a,
                                                  float scale_log2, int64_t n0, int64_t kv_unmasked, int qd,
                                                  int64_t row0) {
     if (n0 + Cfg::kBlockK > kv_unmasked)
-      softmax_tile<true>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
+      softmax_tile<true, kSAcc>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
     else
-      softmax_tile<false>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
+      softmax_tile<false, kSAcc>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
   }
 
   static __device__ __forceinline__ void rescale(float (&o)[kOAcc], const float (&corr)[2]) {
@@ -310,7 +315,7 @@ struct Consumer {
 
   // P's 16-bit parts as A fragments: slice kj = column groups 2kj, 2kj + 1;
   // part 0 = round(p), part k = round(what the earlier parts missed).
-  static __device__ __forceinline__ void split_p(const float (&s)[64], PRegs& pa) {
+  static __device__ __forceinline__ void split_p(const SRegs& s, PRegs& pa) {
 #pragma unroll
     for (int kj = 0; kj < kSlices; ++kj)
 #pragma unroll
@@ -445,7 +450,7 @@ __device__ __forceinline__ void consumer_serial(const AttentionSm90aParams& p, c
       q_phase ^= 1u;
     }
     for (int32_t kt = 0; kt < it.n_kv; ++kt) {
-      float s[64];
+      typename C::SRegs s;
       sm.k_full[ring.stage].wait(ring.phase);
       C::issue_s(s, sm, ring.stage, cw);
       wgmma_wait<0>();
@@ -531,7 +536,7 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
     if (it.n_kv > 0) {
       sm.q_full->wait(q_phase);
       q_phase ^= 1u;
-      float s[64];
+      typename C::SRegs s;
       typename C::PRegs pa;
       float corr[2];
       sm.k_full[kr.stage].wait(kr.phase);
@@ -549,6 +554,7 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
       C::rescale(o, corr);
       C::split_p(s, pa);
       for (int32_t kt = 1; kt < it.n_kv; ++kt) {
+        typename C::SRegs s;  // fresh each tile: the S wgmma's accumulator is not carried across tiles
         sm.k_full[kr.stage].wait(kr.phase);
         sm.v_full[vr.stage].wait(vr.phase);
         turn_begin();
@@ -641,7 +647,7 @@ __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
 template <int D, class T, int kSchedule>
 __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 #if HAL_PTX_SM90A
-  run<AttentionSm90aTile<D>, T, kSchedule>(p);
+  run<AttentionSm90aScheduleTile<D, kSchedule>, T, kSchedule>(p);
 #else
   (void)p;
 #endif
@@ -653,7 +659,7 @@ __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 // is a compile-time variant (AttentionSm90aSchedule), one kernel name each,
 // spelled out so that cmake/embed_device_code.py's scan finds it.
 #define HAL_ATTN_SM90A_KERNEL(name, T, D, S)                                                       \
-  extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aTile<D>::kThreads, 1)      \
+  extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aScheduleTile<D, S>::kThreads, 1) \
       name(const __grid_constant__ hal::ptx::AttentionSm90aParams p) {                             \
     hal::ptx::attention_sm90a::entry<D, hal::ptx::attention_sm90a::T, S>(p);                       \
   }

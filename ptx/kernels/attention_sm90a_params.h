@@ -57,14 +57,17 @@ inline constexpr bool kAttentionSm90aOverlapSchedulesBuilt = HAL_ATTENTION_SM90A
 // overlap schedule holds S + P + O = 284 live registers against the 240 a
 // consumer has; shared memory would be 2 x 88 KiB (K/V ring) + 32 KiB (Q)
 // + 32 KiB (y staging) = 240 KiB > 227 KiB.
-template <int D>
+template <int D, int BlockK = 128>
 struct AttentionSm90aTile {
   static_assert(D == 64 || D == 128, "attention_sm90a: head dim 64 or 128");
+  static_assert(BlockK == 64 || BlockK == 128, "attention_sm90a: 64 or 128 keys a tile");
   static constexpr int kD = D;
-  static constexpr int kBlockQ = 128, kBlockK = 128;
+  static constexpr int kBlockQ = 128, kBlockK = BlockK;
   static constexpr int kConsumerWarpgroups = 2;
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
-  static constexpr int kStages = D == 64 ? 3 : 2;
+  // 128 keys: 2 stages (d 128) / 3 (d 64); 64 keys: 4 stages (the same
+  // bytes in flight for d 128, 2 x 16 KiB K + V a stage).
+  static constexpr int kStages = BlockK == 64 ? 4 : (D == 64 ? 3 : 2);
   // 128B-swizzled boxes are 64 16-bit channels wide: D / 64 boxes per tile.
   static constexpr int kBoxes = D / 64;
   static constexpr int kQBytes = kBlockQ * D * 2;
@@ -98,6 +101,18 @@ struct AttentionSm90aTile {
                 "setmaxnreg budget must fit the registers the block was launched with");
   static_assert(kSharedBytesTmaStore <= 227 * 1024, "shared memory per block on sm_90");
 };
+
+// Keys a tile per schedule: serial 128; overlap and pingpong 64, so that the
+// overlapped S tile (m64n64: 32 fp32 registers), P's 16-bit parts (32 x
+// parts / 2) and O (d / 2) fit the consumers' 240 registers (with 128 keys
+// they spilled, see HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES).
+inline constexpr int attention_sm90a_block_k(AttentionSm90aSchedule s) {
+  return s == AttentionSm90aSchedule::serial ? 128 : 64;
+}
+// The tile a schedule's kernels are built with (kSchedule: AttentionSm90aSchedule's value).
+template <int D, int kSchedule>
+using AttentionSm90aScheduleTile =
+    AttentionSm90aTile<D, attention_sm90a_block_k(static_cast<AttentionSm90aSchedule>(kSchedule))>;
 
 // Keys visible to queries [q0, q0 + rows) (causal: key j masked for query i
 // when j > i + (sk - sq)): keys [0, attention_sm90a_kv_end) hold every key
