@@ -230,6 +230,57 @@ __device__ __forceinline__ void softmax_tile(float (&s)[kN], float (&row_m)[2], 
     }
 }
 
+// softmax_tile with the mask as one 32-bit limit per row (overlap /
+// pingpong): key n0 + c is visible to row r iff c <= lim[r]
+// (attention_sm90a_key_limit). Same results as softmax_tile; fewer live
+// registers and no branches while the P V wgmma is in flight (the 64-bit
+// per-element compares of softmax_tile cost registers the overlap needs).
+template <bool kMask, int kN>
+__device__ __forceinline__ void softmax_tile_lim(float (&s)[kN], float (&row_m)[2], float (&row_l)[2],
+                                                 float (&corr)[2], float scale_log2, const int (&lim)[2], int qd) {
+  float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int j = 0; j < kN / 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      float x = s[4 * j + e] * scale_log2;
+      if constexpr (kMask) {
+        if (8 * j + 2 * qd + (e & 1) > lim[e / 2]) x = -INFINITY;
+      }
+      s[4 * j + e] = x;
+      tile_max[e / 2] = fmaxf(tile_max[e / 2], x);
+    }
+  float m_use[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+    const float m_new = fmaxf(row_m[r], tile_max[r]);
+    m_use[r] = m_new == -INFINITY ? 0.0f : m_new;  // all masked so far: avoid inf - inf
+    corr[r] = exp2f(row_m[r] - m_use[r]);           // 0 while row_m is -inf
+    row_m[r] = m_new;
+    row_l[r] *= corr[r];
+  }
+#pragma unroll
+  for (int j = 0; j < kN / 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float x = exp2f(s[4 * j + e] - m_use[e / 2]);
+      s[4 * j + e] = x;
+      row_l[e / 2] += x;
+    }
+}
+
+// The last visible key of a row, relative to the tile's first key n0,
+// clamped to [-1, block_k]: keys >= sk never, causal keys > diag (= row +
+// sk - sq) neither. Exactly softmax_tile's mask, as one compare per element.
+__device__ __forceinline__ int attention_sm90a_key_limit(int64_t n0, int64_t sk, bool causal, int64_t diag,
+                                                         int block_k) {
+  int64_t lim = sk - 1 - n0;
+  if (causal && diag - n0 < lim) lim = diag - n0;
+  return static_cast<int>(lim < -1 ? -1 : (lim > block_k ? block_k : lim));
+}
+
 // Per-thread view of one consumer warpgroup, and the steps every schedule
 // is made of.
 template <class Cfg, class T>
@@ -240,7 +291,11 @@ struct Consumer {
   static constexpr int kSlices = Cfg::kBlockK / 16;  // k16 slices of P V
   using MmaS = typename T::template MmaS<Cfg::kBlockK>;
   using SRegs = float[kSAcc];
-  using MmaO = typename T::template MmaO<D>;
+  // The overlap tile (64 keys) issues O += P V per 64-channel box (m64n64,
+  // 32-register accumulators) for d = 128: same layout of O, smaller
+  // register blocks for ptxas to place next to the in-flight S.
+  static constexpr int kOBoxes = Cfg::kBlockK == 64 ? D / 64 : 1;
+  using MmaO = typename T::template MmaO<D / kOBoxes>;
   using PRegs = uint32_t[T::kPParts][kSlices][4];
 
   // S = Q K^T of the stage's K tile into s (zero-initialised by the first
@@ -271,8 +326,18 @@ struct Consumer {
       // Keys 16kj.. of every 64-channel box (2048 bytes per 16 rows); boxes
       // are kBoxBytesK apart (LBO), 8-key groups 1024 bytes (SBO).
       const uint64_t desc_v = make_wgmma_desc(sm.v(stage) + 2048 * kj, Cfg::kBoxBytesK, 1024, WgmmaSwizzle::b128);
+      if constexpr (kOBoxes == 1) {
 #pragma unroll
-      for (int part = 0; part < T::kPParts; ++part) MmaO::fma(o, pa[part][kj], desc_v, 1);
+        for (int part = 0; part < T::kPParts; ++part) MmaO::fma(o, pa[part][kj], desc_v, 1);
+      } else {
+#pragma unroll
+        for (int box = 0; box < kOBoxes; ++box) {
+          float(&ob)[kOAcc / kOBoxes] = *reinterpret_cast<float(*)[kOAcc / kOBoxes]>(&o[box * (kOAcc / kOBoxes)]);
+          const uint64_t desc_vb = desc_v + ((box * Cfg::kBoxBytesK) >> 4);
+#pragma unroll
+          for (int part = 0; part < T::kPParts; ++part) MmaO::fma(ob, pa[part][kj], desc_vb, 1);
+        }
+      }
     }
     wgmma_commit();
   }
@@ -303,6 +368,22 @@ struct Consumer {
       softmax_tile<true, kSAcc>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
     else
       softmax_tile<false, kSAcc>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
+  }
+
+  // softmax for overlap / pingpong: the same values through softmax_tile_lim.
+  static __device__ __forceinline__ void softmax_lean(SRegs& s, float (&row_m)[2], float (&row_l)[2],
+                                                      float (&corr)[2], const kernel_params::AttentionParams& a,
+                                                      float scale_log2, int64_t n0, int64_t kv_unmasked, int qd,
+                                                      int64_t row0) {
+    if (n0 + Cfg::kBlockK > kv_unmasked) {
+      const int64_t diag0 = row0 + (a.sk - a.sq);
+      const int lim[2] = {attention_sm90a_key_limit(n0, a.sk, a.causal != 0, diag0, Cfg::kBlockK),
+                          attention_sm90a_key_limit(n0, a.sk, a.causal != 0, diag0 + 8, Cfg::kBlockK)};
+      softmax_tile_lim<true, kSAcc>(s, row_m, row_l, corr, scale_log2, lim, qd);
+    } else {
+      const int lim[2] = {Cfg::kBlockK, Cfg::kBlockK};
+      softmax_tile_lim<false, kSAcc>(s, row_m, row_l, corr, scale_log2, lim, qd);
+    }
   }
 
   static __device__ __forceinline__ void rescale(float (&o)[kOAcc], const float (&corr)[2]) {
@@ -346,6 +427,14 @@ struct Consumer {
     return inv == 0.0f ? T::pack(0.0f, 0.0f) : T::pack(x0 * inv, x1 * inv);
   }
 
+  // y_pair without a branch (selects; the conversion is inline asm, which the
+  // compiler will not speculate, so y_pair's ?: becomes two conversions and a
+  // branch per pair): the same bits.
+  static __device__ __forceinline__ uint32_t y_pair_sel(float x0, float x1, float inv) {
+    const bool none = inv == 0.0f;
+    return T::pack(none ? 0.0f : x0 * inv, none ? 0.0f : x1 * inv);
+  }
+
   // Natural log-sum-exp of the scaled scores (row_m is in the log2 domain).
   static __device__ __forceinline__ void store_lse(const kernel_params::AttentionParams& a, const Item& it, int64_t row0,
                                                    int qd, const float (&row_m)[2], const float (&row_l)[2]) {
@@ -376,10 +465,7 @@ struct Consumer {
   }
 
   static __device__ __forceinline__ void epilogue_barrier(int cw) {
-    if (cw == 0)
-      named_barrier_sync<AttentionSm90aBarrier::kEpilogue, 128>();
-    else
-      named_barrier_sync<AttentionSm90aBarrier::kEpilogue + 1, 128>();
+    named_barrier_sync<128>(AttentionSm90aBarrier::kEpilogue + cw);
   }
 
   // y = O / l through this warpgroup's staging tile and one TMA store of its
@@ -391,7 +477,7 @@ struct Consumer {
                                                      int cw, int t, const float (&o)[kOAcc], const float (&inv)[2]) {
     const int warp = t / 32, lane = t % 32, g = lane / 4, qd = lane % 4;
     uint8_t* stage = sm.y + cw * Cfg::kBoxes * Cfg::kBoxBytesY;
-    if (t == 0) tma_store_wait_read();  // the previous item's store has read the tile
+    tma_store_wait_read_if(t == 0);  // the previous item's store has read the tile
     epilogue_barrier(cw);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -399,18 +485,16 @@ struct Consumer {
 #pragma unroll
       for (int j = 0; j < kOAcc / 4; ++j) {
         uint8_t* at = stage + (j / 8) * Cfg::kBoxBytesY + row * 128 + (((j % 8) ^ g) * 16) + 4 * qd;
-        *reinterpret_cast<uint32_t*>(at) = y_pair(o[4 * j + 2 * r], o[4 * j + 2 * r + 1], inv[r]);
+        *reinterpret_cast<uint32_t*>(at) = y_pair_sel(o[4 * j + 2 * r], o[4 * j + 2 * r + 1], inv[r]);
       }
     }
     fence_proxy_async_shared();
     epilogue_barrier(cw);
-    if (t == 0) {
-      const int32_t y0 = static_cast<int32_t>(it.q0) + cw * Cfg::kYRowsPerConsumer;
+    const int32_t y0 = static_cast<int32_t>(it.q0) + cw * Cfg::kYRowsPerConsumer;
 #pragma unroll
-      for (int box = 0; box < Cfg::kBoxes; ++box)
-        tma_store_4d(&p.y_map, stage + box * Cfg::kBoxBytesY, 64 * box, y0, it.w.h, it.w.b);
-      tma_store_commit();
-    }
+    for (int box = 0; box < Cfg::kBoxes; ++box)
+      tma_store_4d_if(t == 0, &p.y_map, stage + box * Cfg::kBoxBytesY, 64 * box, y0, it.w.h, it.w.b);
+    tma_store_commit_if(t == 0);
   }
 };
 
@@ -545,12 +629,10 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
       turn_end();
       wgmma_wait<0>();
       C::fence_s(s);
-      if (t == 0) {
-        if (it.n_kv == 1) sm.q_empty->arrive();
-        sm.k_empty[kr.stage].arrive();
-      }
+      mbarrier_arrive_if(t == 0 && it.n_kv == 1, sm.q_empty);
+      mbarrier_arrive_if(t == 0, &sm.k_empty[kr.stage]);
       kr.advance<Cfg::kStages>();
-      C::softmax(s, row_m, row_l, corr, a, scale_log2, 0, it.kv_unmasked, qd, row0);
+      C::softmax_lean(s, row_m, row_l, corr, a, scale_log2, 0, it.kv_unmasked, qd, row0);
       C::rescale(o, corr);
       C::split_p(s, pa);
       for (int32_t kt = 1; kt < it.n_kv; ++kt) {
@@ -563,16 +645,14 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
         turn_end();
         wgmma_wait<1>();
         C::fence_s(s);
-        if (t == 0) {
-          if (kt + 1 == it.n_kv) sm.q_empty->arrive();  // Q read for the last time
-          sm.k_empty[kr.stage].arrive();
-        }
+        mbarrier_arrive_if(t == 0 && kt + 1 == it.n_kv, sm.q_empty);  // Q read for the last time
+        mbarrier_arrive_if(t == 0, &sm.k_empty[kr.stage]);
         kr.advance<Cfg::kStages>();
-        C::softmax(s, row_m, row_l, corr, a, scale_log2, static_cast<int64_t>(kt) * Cfg::kBlockK, it.kv_unmasked, qd,
+        C::softmax_lean(s, row_m, row_l, corr, a, scale_log2, static_cast<int64_t>(kt) * Cfg::kBlockK, it.kv_unmasked, qd,
                    row0);
         wgmma_wait<0>();
         C::fence_o_p(o, pa);
-        if (t == 0) sm.v_empty[vr.stage].arrive();
+        mbarrier_arrive_if(t == 0, &sm.v_empty[vr.stage]);
         vr.advance<Cfg::kStages>();
         C::rescale(o, corr);
         C::split_p(s, pa);
@@ -583,7 +663,7 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
       turn_end();
       wgmma_wait<0>();
       C::fence_o_p(o, pa);
-      if (t == 0) sm.v_empty[vr.stage].arrive();
+      mbarrier_arrive_if(t == 0, &sm.v_empty[vr.stage]);
       vr.advance<Cfg::kStages>();
     }
     float inv[2];
@@ -593,7 +673,7 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
   }
   if constexpr (kPingpong)
     if (cw == 0) named_barrier_sync<kTurn0, 256>();
-  if (t == 0) tma_store_wait_all();
+  tma_store_wait_all_if(t == 0);
 }
 
 template <class Cfg, class T, int kSchedule>
