@@ -9,14 +9,17 @@
 // AttentionSm90aTile). Warpgroup 0 is the producer: it drops to 24
 // registers (setmaxnreg.dec) and one thread issues the TMA loads: per work
 // item the Q tile [128 queries][d], then per key tile the K and V tiles
-// [128 keys][d], each as d / 64 boxes of 64 channels (128-byte rows, 128B
-// swizzle). Warpgroups 1 and 2 are consumers (setmaxnreg.inc to 240):
-// consumer c owns queries 64c..64c+63 of the item and, per key tile,
-//   S  = Q K^T          d / 16 wgmma m64n128k16, SS, K-major A and B;
+// [kBlockK keys][d], each as d / 64 boxes of 64 channels (128-byte rows, 128B
+// swizzle). kBlockK is 128 for the serial schedule, 64 for overlap /
+// pingpong and 32 for their bf16 d = 128 kernels (attention_sm90a_block_k:
+// what fits their registers). Warpgroups 1 and 2 are consumers
+// (setmaxnreg.inc to 240): consumer c owns queries 64c..64c+63 of the item
+// and, per key tile,
+//   S  = Q K^T          d / 16 wgmma m64n<kBlockK>k16, SS, K-major A and B;
 //   mask + online softmax in registers (exp2 of scale * log2(e) * S, as
 //        attention_flash.cu does);
-//   O += P V            P's 16-bit parts (below) x 8 k16 slices of wgmma
-//                       m64n<d>k16 RS, V MN-major (transpose bit).
+//   O += P V            P's 16-bit parts (below) x kBlockK / 16 k16 slices of
+//                       wgmma m64n<d>k16 RS, V MN-major (transpose bit).
 // Each thread owns rows 16w + t/4 and + 8 of its warpgroup's 64 (the wgmma
 // accumulator layout), so row max and row sum reduce over the 4 lanes of a
 // quad, and the S accumulators packed in pairs are P's A fragments.
@@ -77,6 +80,7 @@
 #include "ptx/kernels/attention_sm90a_backward_wgmma.cuh"  // the m64n64k16 SS form (S of a 64-key tile)
 #include "ptx/kernels/attention_sm90a_params.h"
 #include "ptx/kernels/attention_sm90a_sync.cuh"
+#include "ptx/kernels/attention_sm90a_wgmma.cuh"  // the m64n32k16 SS form (S of a 32-key tile)
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
 #include "ptx/tma.cuh"
@@ -88,7 +92,9 @@ namespace hal::ptx::attention_sm90a {
 struct F16 {
   static constexpr int kPParts = 2;
   template <int N>
-  using MmaS = typename std::conditional<N == 64, WgmmaM64N64K16F32F16SS<0, 0>, WgmmaM64N128K16F32F16SS<0, 0>>::type;
+  using MmaS = typename std::conditional<
+      N == 32, WgmmaM64N32K16F32F16SS<0, 0>,
+      typename std::conditional<N == 64, WgmmaM64N64K16F32F16SS<0, 0>, WgmmaM64N128K16F32F16SS<0, 0>>::type>::type;
   template <int D>
   using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32F16RS<1>, WgmmaM64N128K16F32F16RS<1>>::type;
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -103,7 +109,9 @@ struct F16 {
 struct Bf16 {
   static constexpr int kPParts = 3;
   template <int N>
-  using MmaS = typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16SS<0, 0>, WgmmaM64N128K16F32Bf16SS<0, 0>>::type;
+  using MmaS = typename std::conditional<
+      N == 32, WgmmaM64N32K16F32Bf16SS<0, 0>,
+      typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16SS<0, 0>, WgmmaM64N128K16F32Bf16SS<0, 0>>::type>::type;
   template <int D>
   using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32Bf16RS<1>, WgmmaM64N128K16F32Bf16RS<1>>::type;
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -291,11 +299,7 @@ struct Consumer {
   static constexpr int kSlices = Cfg::kBlockK / 16;  // k16 slices of P V
   using MmaS = typename T::template MmaS<Cfg::kBlockK>;
   using SRegs = float[kSAcc];
-  // The overlap tile (64 keys) issues O += P V per 64-channel box (m64n64,
-  // 32-register accumulators) for d = 128: same layout of O, smaller
-  // register blocks for ptxas to place next to the in-flight S.
-  static constexpr int kOBoxes = Cfg::kBlockK == 64 ? D / 64 : 1;
-  using MmaO = typename T::template MmaO<D / kOBoxes>;
+  using MmaO = typename T::template MmaO<D>;
   using PRegs = uint32_t[T::kPParts][kSlices][4];
 
   // S = Q K^T of the stage's K tile into s (zero-initialised by the first
@@ -326,18 +330,8 @@ struct Consumer {
       // Keys 16kj.. of every 64-channel box (2048 bytes per 16 rows); boxes
       // are kBoxBytesK apart (LBO), 8-key groups 1024 bytes (SBO).
       const uint64_t desc_v = make_wgmma_desc(sm.v(stage) + 2048 * kj, Cfg::kBoxBytesK, 1024, WgmmaSwizzle::b128);
-      if constexpr (kOBoxes == 1) {
 #pragma unroll
-        for (int part = 0; part < T::kPParts; ++part) MmaO::fma(o, pa[part][kj], desc_v, 1);
-      } else {
-#pragma unroll
-        for (int box = 0; box < kOBoxes; ++box) {
-          float(&ob)[kOAcc / kOBoxes] = *reinterpret_cast<float(*)[kOAcc / kOBoxes]>(&o[box * (kOAcc / kOBoxes)]);
-          const uint64_t desc_vb = desc_v + ((box * Cfg::kBoxBytesK) >> 4);
-#pragma unroll
-          for (int part = 0; part < T::kPParts; ++part) MmaO::fma(ob, pa[part][kj], desc_vb, 1);
-        }
-      }
+      for (int part = 0; part < T::kPParts; ++part) MmaO::fma(o, pa[part][kj], desc_v, 1);
     }
     wgmma_commit();
   }
@@ -571,11 +565,16 @@ __device__ __forceinline__ void consumer_serial(const AttentionSm90aParams& p, c
 //     softmax_j                        while P_{j-1} V_{j-1} runs
 //     wait 0 (P V done)                release V_{j-1}; O *= corr_j; P_j
 //   turn: P_{n-1} V_{n-1};             wait 0; release V_{n-1}
-// The operations on O are those of the serial order (O = O corr_j + P_j V_j
-// in the same sequence), so y is bit-for-bit what serial computes.
-// Live registers at the peak (softmax_j): S_j 64 + P_{j-1} (32 x parts) +
-// O (d / 2): the P V in flight keeps both. Two S tiles are never live at
-// once: with the 3-part bf16 P that would need 288 for d = 128.
+// The operations on O per key tile are those of the serial order (O = O
+// corr_j + P_j V_j), but over the schedule's smaller tiles (64 / 32 keys):
+// the running max is updated more often, so y equals serial's only up to
+// fp32 rounding (the same error bound; P's split is the same).
+// Live registers at the peak (softmax_j): S_j (kBlockK / 2) + P_{j-1}
+// (kBlockK / 4 x parts) + O (d / 2): the P V in flight keeps both; bf16
+// d 128 at 32 keys: 16 + 24 + 64. Two S tiles are never live at once.
+// Nothing branches on the thread while a wgmma is in flight: the one-thread
+// mbarrier arrives are predicated (mbarrier_arrive_if), as are the y
+// store's TMA ops; with `if (t == 0)` blocks ptxas spilled here.
 // Ping-pong: each "turn" is a named-barrier hand-off between the two
 // consumers (sync on turn + cw, issue, commit, arrive on turn + other), so
 // their wgmmas reach the tensor cores alternately and one warpgroup's
@@ -727,7 +726,7 @@ __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
 template <int D, class T, int kSchedule>
 __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 #if HAL_PTX_SM90A
-  run<AttentionSm90aScheduleTile<D, kSchedule>, T, kSchedule>(p);
+  run<AttentionSm90aScheduleTile<D, kSchedule, T::kPParts == 3>, T, kSchedule>(p);
 #else
   (void)p;
 #endif
@@ -739,7 +738,7 @@ __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 // is a compile-time variant (AttentionSm90aSchedule), one kernel name each,
 // spelled out so that cmake/embed_device_code.py's scan finds it.
 #define HAL_ATTN_SM90A_KERNEL(name, T, D, S)                                                       \
-  extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aScheduleTile<D, S>::kThreads, 1) \
+  extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aTile<D>::kThreads, 1)      \
       name(const __grid_constant__ hal::ptx::AttentionSm90aParams p) {                             \
     hal::ptx::attention_sm90a::entry<D, hal::ptx::attention_sm90a::T, S>(p);                       \
   }
