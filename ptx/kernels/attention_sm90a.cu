@@ -279,16 +279,6 @@ __device__ __forceinline__ void softmax_tile_lim(float (&s)[kN], float (&row_m)[
     }
 }
 
-// The last visible key of a row, relative to the tile's first key n0,
-// clamped to [-1, block_k]: keys >= sk never, causal keys > diag (= row +
-// sk - sq) neither. Exactly softmax_tile's mask, as one compare per element.
-__device__ __forceinline__ int attention_sm90a_key_limit(int64_t n0, int64_t sk, bool causal, int64_t diag,
-                                                         int block_k) {
-  int64_t lim = sk - 1 - n0;
-  if (causal && diag - n0 < lim) lim = diag - n0;
-  return static_cast<int>(lim < -1 ? -1 : (lim > block_k ? block_k : lim));
-}
-
 // Per-thread view of one consumer warpgroup, and the steps every schedule
 // is made of.
 template <class Cfg, class T>

@@ -158,6 +158,21 @@ inline int64_t attention_sm90a_kv_unmasked(int64_t q0, int64_t sq, int64_t sk, b
   return lim < 0 ? 0 : (lim < sk ? lim : sk);
 }
 
+// The last key of tile n0 a row sees, relative to n0 (key n0 + c visible
+// iff c <= the limit), clamped to [-1, block_k]: keys >= sk never, under
+// the causal mask keys > diag (the row's index + sk - sq) neither. The
+// overlap / pingpong softmax masks with it (one 32-bit compare an element);
+// the same mask as the serial one's per-element test
+// (tests/unit/attention_sm90a_plan_test.cpp).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline int attention_sm90a_key_limit(int64_t n0, int64_t sk, bool causal, int64_t diag, int block_k) {
+  int64_t lim = sk - 1 - n0;
+  if (causal && diag - n0 < lim) lim = diag - n0;
+  return static_cast<int>(lim < -1 ? -1 : (lim > block_k ? block_k : lim));
+}
+
 // The persistent scheduler's order of work items (query tile m, head h,
 // batch b), a bijection of [0, m_tiles * hq * batch): query tiles from the
 // last to the first, so under a causal mask the longest items (they see the
