@@ -392,7 +392,9 @@ TEST(AttentionSm90aPlan, ScheduleTiles) {
     for (const auto s : {AttentionSm90aSchedule::overlap, AttentionSm90aSchedule::pingpong}) {
       const auto plan = plan_attention_sm90a(p, true, h200(), s);
       ASSERT_NE(plan.kernel, nullptr) << plan.why;
-      if (s == AttentionSm90aSchedule::overlap) EXPECT_STREQ(plan.kernel, c.overlap);
+      if (s == AttentionSm90aSchedule::overlap) {
+        EXPECT_STREQ(plan.kernel, c.overlap);
+      }
       EXPECT_EQ(plan.k.box[1], c.rows);
       EXPECT_EQ(plan.v.box[1], c.rows);
       EXPECT_EQ(plan.q.box[1], 128u);
@@ -408,8 +410,9 @@ TEST(AttentionSm90aPlan, ScheduleTiles) {
   small.max_shared_per_block_optin = 170 * 1024;
   const AttentionParams p = contiguous(DType::bf16, 1, 300, 700, 4, 2, 128);
   EXPECT_NE(plan_attention_sm90a(p, true, small, AttentionSm90aSchedule::serial).kernel, nullptr);
-  if (hal::ptx::kAttentionSm90aOverlapSchedulesBuilt)
+  if (hal::ptx::kAttentionSm90aOverlapSchedulesBuilt) {
     EXPECT_EQ(plan_attention_sm90a(p, true, small, AttentionSm90aSchedule::overlap).kernel, nullptr);
+  }
 }
 
 // The overlap / pingpong mask (one limit per row, softmax_tile_lim) is the
