@@ -15,13 +15,14 @@ Check:  cuda_kernel_report.py --check-spills report.json
         hal_gemm_fp8_sm80 has mma.sync in its sm_80 PTX.
         cuda_kernel_report.py --check-attention-sm90a report.json
         exits 1 unless each of the four hal_attention_sm90a_<f16|bf16>_d<64|128>
-        forward kernels and the eight backward kernels
+        forward kernels, their eight schedule variants
+        hal_attention_sm90a_<f16|bf16>_d<64|128>_<overlap|pingpong>, and the
+        eight backward kernels
         hal_attention_bwd_<dkdv|dq>_sm90a_<f16|bf16>_d<64|128> is in the
         report for sm_90a with wgmma, TMA and setmaxnreg in its PTX, no spills
         and no stack frame, and exactly 168 registers (the count their
         setmaxnreg 24/240 split redistributes: with fewer, the consumers'
-        setmaxnreg.inc would wait forever); the same for each
-        forward _overlap / _pingpong variant the report holds.
+        setmaxnreg.inc would wait forever).
         cuda_kernel_report.py --check-decode-isa report.json
         exits 1 unless every decode GEMM pass-1 kernel
         (hal_gemm_decode_<f16|bf16>_m<8|16|32|64>) and hal_gemm_decode_reduce
@@ -211,19 +212,19 @@ def check_fp8_isa(path):
 # AttentionSm90aBwdRegisters::kLaunchRegisters).
 ATTENTION_SM90A_BACKWARD = tuple(f"hal_attention_bwd_{k}_sm90a_{t}_d{d}" for k in ("dkdv", "dq")
                                  for t in ("f16", "bf16") for d in (64, 128))
+# The forward's overlap / pingpong schedule variants (AttentionSm90aSchedule,
+# built since HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES = 1): required like the rest.
+ATTENTION_SM90A_VARIANTS = tuple(f"hal_attention_sm90a_{t}_d{d}{v}" for t in ("f16", "bf16") for d in (64, 128)
+                                 for v in ("_overlap", "_pingpong"))
 ATTENTION_SM90A = (tuple(f"hal_attention_sm90a_{t}_d{d}" for t in ("f16", "bf16") for d in (64, 128))
-                   + ATTENTION_SM90A_BACKWARD)
+                   + ATTENTION_SM90A_VARIANTS + ATTENTION_SM90A_BACKWARD)
 ATTENTION_SM90A_REGISTERS = 168
-# Its overlap / pingpong schedule variants (AttentionSm90aSchedule): checked the
-# same way where built (HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES, off while they spill).
-ATTENTION_SM90A_VARIANTS = tuple(f"hal_attention_sm90a_{t}_d{d}{v}" for t in ("f16", "bf16") for d in (64, 128) for v in ("_overlap", "_pingpong"))
 
 
 def check_attention_sm90a(path):
     report = json.load(open(path, encoding="utf-8"))
     problems = []
-    built = {k["kernel"] for k in report["kernels"] if k["arch"] == "sm_90a"}
-    for name in ATTENTION_SM90A + tuple(v for v in ATTENTION_SM90A_VARIANTS if v in built):
+    for name in ATTENTION_SM90A:
         entries = [k for k in report["kernels"] if k["kernel"] == name and k["arch"] == "sm_90a"]
         if not entries:
             problems.append(f"{name}: not in the report for sm_90a")

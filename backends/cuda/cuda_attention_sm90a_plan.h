@@ -121,8 +121,8 @@ inline AttentionSm90aPlan plan_attention_sm90a(const kernel_params::AttentionPar
   const auto f16 = static_cast<std::uint8_t>(DType::f16), bf16 = static_cast<std::uint8_t>(DType::bf16);
   const bool serial = schedule == ptx::AttentionSm90aSchedule::serial;
   if (!serial && !ptx::kAttentionSm90aOverlapSchedulesBuilt)
-    return no("the overlap / pingpong schedules are not built (they spill with ptxas 13.0; "
-              "HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES in attention_sm90a_params.h)");
+    return no("the overlap / pingpong schedules are not built "
+              "(HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES in attention_sm90a_params.h is 0)");
   if (dev.cc_major != 9 || !dev.has_sm90a_kernels || dev.sm_count <= 0) return no("not an sm_90 device with sm_90a code");
   if (p.qkv_type != p.y_type || (p.qkv_type != f16 && p.qkv_type != bf16)) return no("q/k/v/y not one dtype, f16 or bf16");
   if (p.d != p.dv || (p.d != 64 && p.d != 128)) return no("d == dv in {64, 128} only");
@@ -130,11 +130,12 @@ inline AttentionSm90aPlan plan_attention_sm90a(const kernel_params::AttentionPar
   if (p.batch <= 0 || p.sq <= 0 || p.sk <= 0) return no("empty call");
   if (p.sq > kMaxI32 || p.sk > kMaxI32 || p.batch > kMaxI32) return no("sq, sk and batch below 2^31 (TMA coordinates)");
   if (!bases_aligned16 || !row_pairs_ok(p.y_stride)) return no("16-byte-aligned bases and y rows");
-  const bool d64 = p.d == 64;
+  const bool d64 = p.d == 64, is_bf16 = p.qkv_type == bf16;
   const int block_q = d64 ? ptx::AttentionSm90aTile<64>::kBlockQ : ptx::AttentionSm90aTile<128>::kBlockQ;
-  const int block_k = d64 ? ptx::AttentionSm90aTile<64>::kBlockK : ptx::AttentionSm90aTile<128>::kBlockK;
-  const int shared = d64 ? ptx::AttentionSm90aTile<64>::shared_bytes(schedule)
-                         : ptx::AttentionSm90aTile<128>::shared_bytes(schedule);
+  // The schedule's tile (overlap / pingpong: 64 keys, bf16 d 128: 32): the
+  // K / V boxes and the shared memory follow it.
+  const int block_k = ptx::attention_sm90a_block_k(schedule, static_cast<int>(p.d), is_bf16);
+  const int shared = ptx::attention_sm90a_shared_bytes(schedule, static_cast<int>(p.d), is_bf16);
   const int threads = d64 ? ptx::AttentionSm90aTile<64>::kThreads : ptx::AttentionSm90aTile<128>::kThreads;
   if (dev.max_shared_per_block_optin < shared) return no("the device grants less shared memory than the tile needs");
   if (!make_view(plan.q, p.batch, p.sq, p.hq, p.d, p.q_stride, static_cast<std::uint32_t>(block_q)) ||

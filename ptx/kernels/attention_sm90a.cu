@@ -9,14 +9,17 @@
 // AttentionSm90aTile). Warpgroup 0 is the producer: it drops to 24
 // registers (setmaxnreg.dec) and one thread issues the TMA loads: per work
 // item the Q tile [128 queries][d], then per key tile the K and V tiles
-// [128 keys][d], each as d / 64 boxes of 64 channels (128-byte rows, 128B
-// swizzle). Warpgroups 1 and 2 are consumers (setmaxnreg.inc to 240):
-// consumer c owns queries 64c..64c+63 of the item and, per key tile,
-//   S  = Q K^T          d / 16 wgmma m64n128k16, SS, K-major A and B;
+// [kBlockK keys][d], each as d / 64 boxes of 64 channels (128-byte rows, 128B
+// swizzle). kBlockK is 128 for the serial schedule, 64 for overlap /
+// pingpong and 32 for their bf16 d = 128 kernels (attention_sm90a_block_k:
+// what fits their registers). Warpgroups 1 and 2 are consumers
+// (setmaxnreg.inc to 240): consumer c owns queries 64c..64c+63 of the item
+// and, per key tile,
+//   S  = Q K^T          d / 16 wgmma m64n<kBlockK>k16, SS, K-major A and B;
 //   mask + online softmax in registers (exp2 of scale * log2(e) * S, as
 //        attention_flash.cu does);
-//   O += P V            P's 16-bit parts (below) x 8 k16 slices of wgmma
-//                       m64n<d>k16 RS, V MN-major (transpose bit).
+//   O += P V            P's 16-bit parts (below) x kBlockK / 16 k16 slices of
+//                       wgmma m64n<d>k16 RS, V MN-major (transpose bit).
 // Each thread owns rows 16w + t/4 and + 8 of its warpgroup's 64 (the wgmma
 // accumulator layout), so row max and row sum reduce over the 4 lanes of a
 // quad, and the S accumulators packed in pairs are P's A fragments.
@@ -74,8 +77,10 @@
 #define HAL_PTX_MBARRIER_SPIN_LIMIT (1u << 24)
 
 #include "ptx/arch_config.cuh"
+#include "ptx/kernels/attention_sm90a_backward_wgmma.cuh"  // the m64n64k16 SS form (S of a 64-key tile)
 #include "ptx/kernels/attention_sm90a_params.h"
 #include "ptx/kernels/attention_sm90a_sync.cuh"
+#include "ptx/kernels/attention_sm90a_wgmma.cuh"  // the m64n32k16 SS form (S of a 32-key tile)
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
 #include "ptx/tma.cuh"
@@ -86,7 +91,10 @@ namespace hal::ptx::attention_sm90a {
 // The wgmma structs are only instantiated (and checked) in the sm_90a pass.
 struct F16 {
   static constexpr int kPParts = 2;
-  using MmaS = WgmmaM64N128K16F32F16SS<0, 0>;
+  template <int N>
+  using MmaS = typename std::conditional<
+      N == 32, WgmmaM64N32K16F32F16SS<0, 0>,
+      typename std::conditional<N == 64, WgmmaM64N64K16F32F16SS<0, 0>, WgmmaM64N128K16F32F16SS<0, 0>>::type>::type;
   template <int D>
   using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32F16RS<1>, WgmmaM64N128K16F32F16RS<1>>::type;
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -100,7 +108,10 @@ struct F16 {
 
 struct Bf16 {
   static constexpr int kPParts = 3;
-  using MmaS = WgmmaM64N128K16F32Bf16SS<0, 0>;
+  template <int N>
+  using MmaS = typename std::conditional<
+      N == 32, WgmmaM64N32K16F32Bf16SS<0, 0>,
+      typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16SS<0, 0>, WgmmaM64N128K16F32Bf16SS<0, 0>>::type>::type;
   template <int D>
   using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32Bf16RS<1>, WgmmaM64N128K16F32Bf16RS<1>>::type;
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -189,13 +200,13 @@ __device__ __forceinline__ void producer(const AttentionSm90aParams& p, const Sm
 // the running row max / sum; returns the rescale factor of O per row.
 // diag0: the last key row row0 sees (row0 + sk - sq); row0 + 8 sees 8 more.
 // Element e of column group j is row (e / 2), key n0 + 8j + 2(t % 4) + e % 2.
-template <bool kMask>
-__device__ __forceinline__ void softmax_tile(float (&s)[64], float (&row_m)[2], float (&row_l)[2], float (&corr)[2],
+template <bool kMask, int kN>
+__device__ __forceinline__ void softmax_tile(float (&s)[kN], float (&row_m)[2], float (&row_l)[2], float (&corr)[2],
                                              float scale_log2, int64_t n0, int qd, int64_t sk, bool causal,
                                              int64_t diag0) {
   float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-  for (int j = 0; j < 16; ++j)
+  for (int j = 0; j < kN / 4; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       float x = s[4 * j + e] * scale_log2;
@@ -218,7 +229,48 @@ __device__ __forceinline__ void softmax_tile(float (&s)[64], float (&row_m)[2], 
     row_l[r] *= corr[r];
   }
 #pragma unroll
-  for (int j = 0; j < 16; ++j)
+  for (int j = 0; j < kN / 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float x = exp2f(s[4 * j + e] - m_use[e / 2]);
+      s[4 * j + e] = x;
+      row_l[e / 2] += x;
+    }
+}
+
+// softmax_tile with the mask as one 32-bit limit per row (overlap /
+// pingpong): key n0 + c is visible to row r iff c <= lim[r]
+// (attention_sm90a_key_limit). Same results as softmax_tile; fewer live
+// registers and no branches while the P V wgmma is in flight (the 64-bit
+// per-element compares of softmax_tile cost registers the overlap needs).
+template <bool kMask, int kN>
+__device__ __forceinline__ void softmax_tile_lim(float (&s)[kN], float (&row_m)[2], float (&row_l)[2],
+                                                 float (&corr)[2], float scale_log2, const int (&lim)[2], int qd) {
+  float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int j = 0; j < kN / 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      float x = s[4 * j + e] * scale_log2;
+      if constexpr (kMask) {
+        if (8 * j + 2 * qd + (e & 1) > lim[e / 2]) x = -INFINITY;
+      }
+      s[4 * j + e] = x;
+      tile_max[e / 2] = fmaxf(tile_max[e / 2], x);
+    }
+  float m_use[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+    const float m_new = fmaxf(row_m[r], tile_max[r]);
+    m_use[r] = m_new == -INFINITY ? 0.0f : m_new;  // all masked so far: avoid inf - inf
+    corr[r] = exp2f(row_m[r] - m_use[r]);           // 0 while row_m is -inf
+    row_m[r] = m_new;
+    row_l[r] *= corr[r];
+  }
+#pragma unroll
+  for (int j = 0; j < kN / 4; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float x = exp2f(s[4 * j + e] - m_use[e / 2]);
@@ -233,16 +285,18 @@ template <class Cfg, class T>
 struct Consumer {
   static constexpr int D = Cfg::kD;
   static constexpr int kOAcc = D / 2;                 // fp32 accumulators of m64nD per thread
+  static constexpr int kSAcc = Cfg::kBlockK / 2;     // fp32 accumulators of S (m64n<kBlockK>) per thread
   static constexpr int kSlices = Cfg::kBlockK / 16;  // k16 slices of P V
-  using MmaS = typename T::MmaS;
+  using MmaS = typename T::template MmaS<Cfg::kBlockK>;
+  using SRegs = float[kSAcc];
   using MmaO = typename T::template MmaO<D>;
   using PRegs = uint32_t[T::kPParts][kSlices][4];
 
   // S = Q K^T of the stage's K tile into s (zero-initialised by the first
   // k16 slice); issued and committed, not waited for.
-  static __device__ __forceinline__ void issue_s(float (&s)[64], const Smem<Cfg>& sm, int stage, int cw) {
+  static __device__ __forceinline__ void issue_s(SRegs& s, const Smem<Cfg>& sm, int stage, int cw) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) wgmma_fence_operand(s[i]);
+    for (int i = 0; i < kSAcc; ++i) wgmma_fence_operand(s[i]);
     wgmma_fence();
 #pragma unroll
     for (int k = 0; k < D / 16; ++k) {
@@ -272,9 +326,9 @@ struct Consumer {
     wgmma_commit();
   }
 
-  static __device__ __forceinline__ void fence_s(float (&s)[64]) {
+  static __device__ __forceinline__ void fence_s(SRegs& s) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) wgmma_fence_operand(s[i]);
+    for (int i = 0; i < kSAcc; ++i) wgmma_fence_operand(s[i]);
   }
 
   static __device__ __forceinline__ void fence_o_p(float (&o)[kOAcc], PRegs& pa) {
@@ -290,14 +344,30 @@ struct Consumer {
 
   // Softmax of key tile n0 (masked where the tile reaches past the keys
   // every row sees); returns O's rescale factors in corr.
-  static __device__ __forceinline__ void softmax(float (&s)[64], float (&row_m)[2], float (&row_l)[2],
+  static __device__ __forceinline__ void softmax(SRegs& s, float (&row_m)[2], float (&row_l)[2],
                                                  float (&corr)[2], const kernel_params::AttentionParams& a,
                                                  float scale_log2, int64_t n0, int64_t kv_unmasked, int qd,
                                                  int64_t row0) {
     if (n0 + Cfg::kBlockK > kv_unmasked)
-      softmax_tile<true>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
+      softmax_tile<true, kSAcc>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
     else
-      softmax_tile<false>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
+      softmax_tile<false, kSAcc>(s, row_m, row_l, corr, scale_log2, n0, qd, a.sk, a.causal != 0, row0 + (a.sk - a.sq));
+  }
+
+  // softmax for overlap / pingpong: the same values through softmax_tile_lim.
+  static __device__ __forceinline__ void softmax_lean(SRegs& s, float (&row_m)[2], float (&row_l)[2],
+                                                      float (&corr)[2], const kernel_params::AttentionParams& a,
+                                                      float scale_log2, int64_t n0, int64_t kv_unmasked, int qd,
+                                                      int64_t row0) {
+    if (n0 + Cfg::kBlockK > kv_unmasked) {
+      const int64_t diag0 = row0 + (a.sk - a.sq);
+      const int lim[2] = {attention_sm90a_key_limit(n0, a.sk, a.causal != 0, diag0, Cfg::kBlockK),
+                          attention_sm90a_key_limit(n0, a.sk, a.causal != 0, diag0 + 8, Cfg::kBlockK)};
+      softmax_tile_lim<true, kSAcc>(s, row_m, row_l, corr, scale_log2, lim, qd);
+    } else {
+      const int lim[2] = {Cfg::kBlockK, Cfg::kBlockK};
+      softmax_tile_lim<false, kSAcc>(s, row_m, row_l, corr, scale_log2, lim, qd);
+    }
   }
 
   static __device__ __forceinline__ void rescale(float (&o)[kOAcc], const float (&corr)[2]) {
@@ -310,7 +380,7 @@ struct Consumer {
 
   // P's 16-bit parts as A fragments: slice kj = column groups 2kj, 2kj + 1;
   // part 0 = round(p), part k = round(what the earlier parts missed).
-  static __device__ __forceinline__ void split_p(const float (&s)[64], PRegs& pa) {
+  static __device__ __forceinline__ void split_p(const SRegs& s, PRegs& pa) {
 #pragma unroll
     for (int kj = 0; kj < kSlices; ++kj)
 #pragma unroll
@@ -339,6 +409,14 @@ struct Consumer {
   // even where O holds 0 * inf from V.
   static __device__ __forceinline__ uint32_t y_pair(float x0, float x1, float inv) {
     return inv == 0.0f ? T::pack(0.0f, 0.0f) : T::pack(x0 * inv, x1 * inv);
+  }
+
+  // y_pair without a branch (selects; the conversion is inline asm, which the
+  // compiler will not speculate, so y_pair's ?: becomes two conversions and a
+  // branch per pair): the same bits.
+  static __device__ __forceinline__ uint32_t y_pair_sel(float x0, float x1, float inv) {
+    const bool none = inv == 0.0f;
+    return T::pack(none ? 0.0f : x0 * inv, none ? 0.0f : x1 * inv);
   }
 
   // Natural log-sum-exp of the scaled scores (row_m is in the log2 domain).
@@ -371,10 +449,7 @@ struct Consumer {
   }
 
   static __device__ __forceinline__ void epilogue_barrier(int cw) {
-    if (cw == 0)
-      named_barrier_sync<AttentionSm90aBarrier::kEpilogue, 128>();
-    else
-      named_barrier_sync<AttentionSm90aBarrier::kEpilogue + 1, 128>();
+    named_barrier_sync<128>(AttentionSm90aBarrier::kEpilogue + cw);
   }
 
   // y = O / l through this warpgroup's staging tile and one TMA store of its
@@ -386,7 +461,7 @@ struct Consumer {
                                                      int cw, int t, const float (&o)[kOAcc], const float (&inv)[2]) {
     const int warp = t / 32, lane = t % 32, g = lane / 4, qd = lane % 4;
     uint8_t* stage = sm.y + cw * Cfg::kBoxes * Cfg::kBoxBytesY;
-    if (t == 0) tma_store_wait_read();  // the previous item's store has read the tile
+    tma_store_wait_read_if(t == 0);  // the previous item's store has read the tile
     epilogue_barrier(cw);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -394,18 +469,16 @@ struct Consumer {
 #pragma unroll
       for (int j = 0; j < kOAcc / 4; ++j) {
         uint8_t* at = stage + (j / 8) * Cfg::kBoxBytesY + row * 128 + (((j % 8) ^ g) * 16) + 4 * qd;
-        *reinterpret_cast<uint32_t*>(at) = y_pair(o[4 * j + 2 * r], o[4 * j + 2 * r + 1], inv[r]);
+        *reinterpret_cast<uint32_t*>(at) = y_pair_sel(o[4 * j + 2 * r], o[4 * j + 2 * r + 1], inv[r]);
       }
     }
     fence_proxy_async_shared();
     epilogue_barrier(cw);
-    if (t == 0) {
-      const int32_t y0 = static_cast<int32_t>(it.q0) + cw * Cfg::kYRowsPerConsumer;
+    const int32_t y0 = static_cast<int32_t>(it.q0) + cw * Cfg::kYRowsPerConsumer;
 #pragma unroll
-      for (int box = 0; box < Cfg::kBoxes; ++box)
-        tma_store_4d(&p.y_map, stage + box * Cfg::kBoxBytesY, 64 * box, y0, it.w.h, it.w.b);
-      tma_store_commit();
-    }
+    for (int box = 0; box < Cfg::kBoxes; ++box)
+      tma_store_4d_if(t == 0, &p.y_map, stage + box * Cfg::kBoxBytesY, 64 * box, y0, it.w.h, it.w.b);
+    tma_store_commit_if(t == 0);
   }
 };
 
@@ -445,7 +518,7 @@ __device__ __forceinline__ void consumer_serial(const AttentionSm90aParams& p, c
       q_phase ^= 1u;
     }
     for (int32_t kt = 0; kt < it.n_kv; ++kt) {
-      float s[64];
+      typename C::SRegs s;
       sm.k_full[ring.stage].wait(ring.phase);
       C::issue_s(s, sm, ring.stage, cw);
       wgmma_wait<0>();
@@ -482,11 +555,16 @@ __device__ __forceinline__ void consumer_serial(const AttentionSm90aParams& p, c
 //     softmax_j                        while P_{j-1} V_{j-1} runs
 //     wait 0 (P V done)                release V_{j-1}; O *= corr_j; P_j
 //   turn: P_{n-1} V_{n-1};             wait 0; release V_{n-1}
-// The operations on O are those of the serial order (O = O corr_j + P_j V_j
-// in the same sequence), so y is bit-for-bit what serial computes.
-// Live registers at the peak (softmax_j): S_j 64 + P_{j-1} (32 x parts) +
-// O (d / 2): the P V in flight keeps both. Two S tiles are never live at
-// once: with the 3-part bf16 P that would need 288 for d = 128.
+// The operations on O per key tile are those of the serial order (O = O
+// corr_j + P_j V_j), but over the schedule's smaller tiles (64 / 32 keys):
+// the running max is updated more often, so y equals serial's only up to
+// fp32 rounding (the same error bound; P's split is the same).
+// Live registers at the peak (softmax_j): S_j (kBlockK / 2) + P_{j-1}
+// (kBlockK / 4 x parts) + O (d / 2): the P V in flight keeps both; bf16
+// d 128 at 32 keys: 16 + 24 + 64. Two S tiles are never live at once.
+// Nothing branches on the thread while a wgmma is in flight: the one-thread
+// mbarrier arrives are predicated (mbarrier_arrive_if), as are the y
+// store's TMA ops; with `if (t == 0)` blocks ptxas spilled here.
 // Ping-pong: each "turn" is a named-barrier hand-off between the two
 // consumers (sync on turn + cw, issue, commit, arrive on turn + other), so
 // their wgmmas reach the tensor cores alternately and one warpgroup's
@@ -531,7 +609,7 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
     if (it.n_kv > 0) {
       sm.q_full->wait(q_phase);
       q_phase ^= 1u;
-      float s[64];
+      typename C::SRegs s;
       typename C::PRegs pa;
       float corr[2];
       sm.k_full[kr.stage].wait(kr.phase);
@@ -540,15 +618,14 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
       turn_end();
       wgmma_wait<0>();
       C::fence_s(s);
-      if (t == 0) {
-        if (it.n_kv == 1) sm.q_empty->arrive();
-        sm.k_empty[kr.stage].arrive();
-      }
+      mbarrier_arrive_if(t == 0 && it.n_kv == 1, sm.q_empty);
+      mbarrier_arrive_if(t == 0, &sm.k_empty[kr.stage]);
       kr.advance<Cfg::kStages>();
-      C::softmax(s, row_m, row_l, corr, a, scale_log2, 0, it.kv_unmasked, qd, row0);
+      C::softmax_lean(s, row_m, row_l, corr, a, scale_log2, 0, it.kv_unmasked, qd, row0);
       C::rescale(o, corr);
       C::split_p(s, pa);
       for (int32_t kt = 1; kt < it.n_kv; ++kt) {
+        typename C::SRegs s;  // fresh each tile: the S wgmma's accumulator is not carried across tiles
         sm.k_full[kr.stage].wait(kr.phase);
         sm.v_full[vr.stage].wait(vr.phase);
         turn_begin();
@@ -557,16 +634,14 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
         turn_end();
         wgmma_wait<1>();
         C::fence_s(s);
-        if (t == 0) {
-          if (kt + 1 == it.n_kv) sm.q_empty->arrive();  // Q read for the last time
-          sm.k_empty[kr.stage].arrive();
-        }
+        mbarrier_arrive_if(t == 0 && kt + 1 == it.n_kv, sm.q_empty);  // Q read for the last time
+        mbarrier_arrive_if(t == 0, &sm.k_empty[kr.stage]);
         kr.advance<Cfg::kStages>();
-        C::softmax(s, row_m, row_l, corr, a, scale_log2, static_cast<int64_t>(kt) * Cfg::kBlockK, it.kv_unmasked, qd,
+        C::softmax_lean(s, row_m, row_l, corr, a, scale_log2, static_cast<int64_t>(kt) * Cfg::kBlockK, it.kv_unmasked, qd,
                    row0);
         wgmma_wait<0>();
         C::fence_o_p(o, pa);
-        if (t == 0) sm.v_empty[vr.stage].arrive();
+        mbarrier_arrive_if(t == 0, &sm.v_empty[vr.stage]);
         vr.advance<Cfg::kStages>();
         C::rescale(o, corr);
         C::split_p(s, pa);
@@ -577,7 +652,7 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
       turn_end();
       wgmma_wait<0>();
       C::fence_o_p(o, pa);
-      if (t == 0) sm.v_empty[vr.stage].arrive();
+      mbarrier_arrive_if(t == 0, &sm.v_empty[vr.stage]);
       vr.advance<Cfg::kStages>();
     }
     float inv[2];
@@ -587,7 +662,7 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
   }
   if constexpr (kPingpong)
     if (cw == 0) named_barrier_sync<kTurn0, 256>();
-  if (t == 0) tma_store_wait_all();
+  tma_store_wait_all_if(t == 0);
 }
 
 template <class Cfg, class T, int kSchedule>
@@ -641,7 +716,7 @@ __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
 template <int D, class T, int kSchedule>
 __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 #if HAL_PTX_SM90A
-  run<AttentionSm90aTile<D>, T, kSchedule>(p);
+  run<AttentionSm90aScheduleTile<D, kSchedule, T::kPParts == 3>, T, kSchedule>(p);
 #else
   (void)p;
 #endif

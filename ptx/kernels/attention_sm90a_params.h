@@ -30,18 +30,25 @@ namespace hal::ptx {
 enum class AttentionSm90aSchedule : int32_t { serial = 0, overlap = 1, pingpong = 2 };
 
 // Whether the overlap and pingpong kernels are built (attention_sm90a.cu
-// instantiates them, the plan offers them). 0: with ptxas 13.0 they spill
-// (sm_90a, 168 registers at launch, consumers at 240 after setmaxnreg):
-// spill stores overlap / pingpong bf16 d128 988 / 1020 bytes, bf16 d64
-// 680 / 688, f16 d128 664 / 684, f16 d64 296 / 280, with C7512 "wgmma
-// serialized due to insufficient register resources". The overlap holds S_j (64) while
-// P_{j-1} V_{j-1} is in flight (its P parts, 32 each, and O, d / 2): 224 live
-// for bf16 d128 before addresses and softmax temporaries; even f16 d64 (160)
-// spills, so ptxas needs more than the live count (the in-flight wgmma
-// operands pin their registers). Set to 1 to build them; the kernel report
-// check (cmake/cuda_kernel_report.py --check-spills) then names the spills.
+// instantiates them, the plan offers them). 1: with ptxas 13.0 all eight
+// (f16 / bf16 x d 64 / 128) build for sm_90a at 168 registers (consumers
+// at 240 after setmaxnreg), 0 spill bytes, no stack frame, no C7512
+// "wgmma serialized" note. They did not with the serial tile (128 keys):
+// spill stores overlap / pingpong bf16 d128 988 / 1020 bytes, f16 d64
+// 296 / 280. What it took (attention_sm90a.cu, consumer_overlap):
+//  - a smaller key tile (attention_sm90a_block_k): 64 keys, 32 for bf16
+//    d 128, whose 3-part P (3 x 8 registers a 16-key slice) and O (64) leave
+//    room for no larger S next to the in-flight P V;
+//  - no divergent branch while wgmmas are in flight or around the y store:
+//    the one-thread mbarrier arrives and TMA store ops are predicated
+//    (attention_sm90a_sync.cuh *_if), the epilogue barrier takes its id in a
+//    register; with `if (t == 0)` blocks there, ptxas spilled at any
+//    setmaxnreg count from 200 to 240 alike;
+//  - the mask as one 32-bit key limit per row, branch-free y pairs.
+// Never run on a GPU: selected only on request (HAL_ATTENTION_SM90A_SCHEDULE)
+// behind HAL_GPU_UNVERIFIED=1. Set to 0 to leave them out of the build.
 #ifndef HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES
-#define HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES 0
+#define HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES 1
 #endif
 inline constexpr bool kAttentionSm90aOverlapSchedulesBuilt = HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES != 0;
 
@@ -57,14 +64,17 @@ inline constexpr bool kAttentionSm90aOverlapSchedulesBuilt = HAL_ATTENTION_SM90A
 // overlap schedule holds S + P + O = 284 live registers against the 240 a
 // consumer has; shared memory would be 2 x 88 KiB (K/V ring) + 32 KiB (Q)
 // + 32 KiB (y staging) = 240 KiB > 227 KiB.
-template <int D>
+template <int D, int BlockK = 128>
 struct AttentionSm90aTile {
   static_assert(D == 64 || D == 128, "attention_sm90a: head dim 64 or 128");
+  static_assert(BlockK == 32 || BlockK == 64 || BlockK == 128, "attention_sm90a: 32, 64 or 128 keys a tile");
   static constexpr int kD = D;
-  static constexpr int kBlockQ = 128, kBlockK = 128;
+  static constexpr int kBlockQ = 128, kBlockK = BlockK;
   static constexpr int kConsumerWarpgroups = 2;
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
-  static constexpr int kStages = D == 64 ? 3 : 2;
+  // 128 keys: 2 stages (d 128) / 3 (d 64); 64 keys: 4, 32 keys: 8 (for
+  // d 128 the same 128 KiB of K and V in the ring as 2 x 128 keys).
+  static constexpr int kStages = BlockK == 32 ? 8 : BlockK == 64 ? 4 : (D == 64 ? 3 : 2);
   // 128B-swizzled boxes are 64 16-bit channels wide: D / 64 boxes per tile.
   static constexpr int kBoxes = D / 64;
   static constexpr int kQBytes = kBlockQ * D * 2;
@@ -99,6 +109,31 @@ struct AttentionSm90aTile {
   static_assert(kSharedBytesTmaStore <= 227 * 1024, "shared memory per block on sm_90");
 };
 
+// Keys a tile per schedule and type: serial 128; overlap and pingpong 64,
+// and 32 for bf16 d = 128, so that the overlapped S tile (kBlockK / 2 fp32
+// registers), P's 16-bit parts (kBlockK / 4 x parts) and O (d / 2) fit the
+// consumers' 240 registers without spills (with 128 keys they spilled, see
+// HAL_ATTENTION_SM90A_OVERLAP_SCHEDULES; bf16 d 128 still spilled 40 bytes
+// at 64 keys).
+inline constexpr int attention_sm90a_block_k(AttentionSm90aSchedule s, int d, bool bf16) {
+  return s == AttentionSm90aSchedule::serial ? 128 : (d == 128 && bf16 ? 32 : 64);
+}
+// The tile a schedule's kernels are built with (kSchedule: AttentionSm90aSchedule's value).
+template <int D, int kSchedule, bool kBf16>
+using AttentionSm90aScheduleTile =
+    AttentionSm90aTile<D, attention_sm90a_block_k(static_cast<AttentionSm90aSchedule>(kSchedule), D, kBf16)>;
+
+// Dynamic shared memory of a schedule's kernel (its tile's ring, Q, y
+// staging where it stores y by TMA, barriers, alignment slack).
+inline constexpr int attention_sm90a_shared_bytes(AttentionSm90aSchedule s, int d, bool bf16) {
+  const int bk = attention_sm90a_block_k(s, d, bf16);
+  if (d == 64)
+    return bk == 128 ? AttentionSm90aTile<64, 128>::shared_bytes(s) : AttentionSm90aTile<64, 64>::shared_bytes(s);
+  return bk == 128 ? AttentionSm90aTile<128, 128>::shared_bytes(s)
+         : bk == 64 ? AttentionSm90aTile<128, 64>::shared_bytes(s)
+                    : AttentionSm90aTile<128, 32>::shared_bytes(s);
+}
+
 // Keys visible to queries [q0, q0 + rows) (causal: key j masked for query i
 // when j > i + (sk - sq)): keys [0, attention_sm90a_kv_end) hold every key
 // any of them sees. 0 when none sees any (the tile's output is zeros).
@@ -121,6 +156,21 @@ inline int64_t attention_sm90a_kv_unmasked(int64_t q0, int64_t sq, int64_t sk, b
   if (!causal) return sk;
   const int64_t lim = q0 + (sk - sq) + 1;
   return lim < 0 ? 0 : (lim < sk ? lim : sk);
+}
+
+// The last key of tile n0 a row sees, relative to n0 (key n0 + c visible
+// iff c <= the limit), clamped to [-1, block_k]: keys >= sk never, under
+// the causal mask keys > diag (the row's index + sk - sq) neither. The
+// overlap / pingpong softmax masks with it (one 32-bit compare an element);
+// the same mask as the serial one's per-element test
+// (tests/unit/attention_sm90a_plan_test.cpp).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline int attention_sm90a_key_limit(int64_t n0, int64_t sk, bool causal, int64_t diag, int block_k) {
+  int64_t lim = sk - 1 - n0;
+  if (causal && diag - n0 < lim) lim = diag - n0;
+  return static_cast<int>(lim < -1 ? -1 : (lim > block_k ? block_k : lim));
 }
 
 // The persistent scheduler's order of work items (query tile m, head h,

@@ -45,6 +45,19 @@ __device__ __forceinline__ void named_barrier_arrive() {
   asm volatile("bar.arrive %0, %1;\n" ::"n"(kId), "n"(kCount) : "memory");
 }
 
+// Register ids (the id a warp-uniform value, e.g. kEpilogue + cw): no branch
+// around the barrier. ptxas then reserves all 16 barriers for the kernel,
+// which costs nothing at one block per SM (this kernel's occupancy).
+template <int kCount>
+__device__ __forceinline__ void named_barrier_sync(uint32_t id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(kCount) : "memory");
+}
+
+template <int kCount>
+__device__ __forceinline__ void named_barrier_arrive(uint32_t id) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(kCount) : "memory");
+}
+
 // Box of `smem` to the map's coordinates (innermost first).
 __device__ __forceinline__ void tma_store_4d(const void* tensor_map, const void* smem, int32_t c0, int32_t c1,
                                              int32_t c2, int32_t c3) {
@@ -63,6 +76,45 @@ __device__ __forceinline__ void tma_store_wait_read() {
 
 // This thread's committed stores are complete (written to global memory).
 __device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+// The same, issued by the threads with `leader` true and skipped (a false
+// predicate, not a branch) by the others: the warpgroup stays on one path,
+// which ptxas needs to keep the consumers' registers in place around the y
+// store (with `if (t == 0)` branches the overlap kernels spilled).
+// mbarrier.arrive by the threads with `leader` true (one arrival each).
+__device__ __forceinline__ void mbarrier_arrive_if(bool leader, const void* bar) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %1, 0;\n @p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(
+                   smem_u32(bar)),
+               "r"(static_cast<uint32_t>(leader))
+               : "memory");
+}
+
+__device__ __forceinline__ void tma_store_4d_if(bool leader, const void* tensor_map, const void* smem, int32_t c0,
+                                                int32_t c1, int32_t c2, int32_t c3) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %6, 0;\n"
+      "@p cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n}\n" ::"l"(tensor_map),
+      "r"(smem_u32(smem)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(static_cast<uint32_t>(leader))
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_store_commit_if(bool leader) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.bulk.commit_group;\n}\n" ::"r"(
+                   static_cast<uint32_t>(leader))
+               : "memory");
+}
+
+__device__ __forceinline__ void tma_store_wait_read_if(bool leader) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.bulk.wait_group.read 0;\n}\n" ::"r"(
+                   static_cast<uint32_t>(leader))
+               : "memory");
+}
+
+__device__ __forceinline__ void tma_store_wait_all_if(bool leader) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.bulk.wait_group 0;\n}\n" ::"r"(
+                   static_cast<uint32_t>(leader))
+               : "memory");
+}
 
 #endif  // HAL_PTX_SM90A
 

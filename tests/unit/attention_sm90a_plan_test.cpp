@@ -292,8 +292,9 @@ TEST(AttentionSm90aPlan, ScheduleFromTheEnvironmentValue) {
 }
 
 // Each schedule names its own kernel; overlap and pingpong are declined (with
-// a reason) while they are not built, and take the larger shared memory and
-// a y view with 64-row boxes where they are.
+// a reason) while they are not built, and take their own tile (bf16 d 128:
+// 32 keys, so K / V boxes of 32 rows), its shared memory and a y view with
+// 64-row boxes where they are.
 TEST(AttentionSm90aPlan, SchedulesPickTheirKernels) {
   using hal::ptx::AttentionSm90aSchedule;
   const AttentionParams p = contiguous(DType::bf16, 2, 1000, 1500, 32, 8, 128);
@@ -311,7 +312,13 @@ TEST(AttentionSm90aPlan, SchedulesPickTheirKernels) {
     ASSERT_NE(plan.kernel, nullptr) << plan.why;
     EXPECT_STREQ(plan.kernel, s == AttentionSm90aSchedule::overlap ? "hal_attention_sm90a_bf16_d128_overlap"
                                                                    : "hal_attention_sm90a_bf16_d128_pingpong");
-    EXPECT_EQ(plan.shared_bytes, static_cast<unsigned>(hal::ptx::AttentionSm90aTile<128>::kSharedBytesTmaStore));
+    EXPECT_EQ(plan.shared_bytes, static_cast<unsigned>(hal::ptx::AttentionSm90aTile<128, 32>::kSharedBytesTmaStore));
+    EXPECT_EQ(plan.q.box[1], 128u);  // the query tile is the serial one
+    EXPECT_EQ(plan.k.box[1], 32u);
+    EXPECT_EQ(plan.v.box[1], 32u);
+    EXPECT_EQ(plan.m_tiles, serial.m_tiles);
+    EXPECT_EQ(plan.items, serial.items);
+    EXPECT_EQ(plan.grid, serial.grid);
     EXPECT_EQ(plan.y.dims[1], 1000u);
     EXPECT_EQ(plan.y.box[1], 64u);
     EXPECT_EQ(plan.y.strides_bytes[0], 32u * 128 * 2);
@@ -321,6 +328,113 @@ TEST(AttentionSm90aPlan, SchedulesPickTheirKernels) {
   EXPECT_STREQ(kernel_name(true, true, AttentionSm90aSchedule::serial), "hal_attention_sm90a_f16_d64");
   EXPECT_STREQ(kernel_name(false, false, AttentionSm90aSchedule::pingpong), "hal_attention_sm90a_bf16_d128_pingpong");
   EXPECT_STREQ(kernel_name(true, false, AttentionSm90aSchedule::overlap), "hal_attention_sm90a_f16_d128_overlap");
+}
+
+// The overlap / pingpong tiles (attention_sm90a_block_k): 64 keys, 32 for
+// bf16 d 128 (what fits the consumers' registers without spills); serial
+// keeps 128. Their byte counts, ring depth and the plan's K / V boxes and
+// shared memory for every type and head dim.
+TEST(AttentionSm90aPlan, ScheduleTiles) {
+  using hal::ptx::attention_sm90a_block_k;
+  using hal::ptx::attention_sm90a_shared_bytes;
+  using hal::ptx::AttentionSm90aSchedule;
+  using hal::ptx::AttentionSm90aTile;
+  for (const auto s : {AttentionSm90aSchedule::overlap, AttentionSm90aSchedule::pingpong}) {
+    EXPECT_EQ(attention_sm90a_block_k(s, 64, false), 64);
+    EXPECT_EQ(attention_sm90a_block_k(s, 64, true), 64);
+    EXPECT_EQ(attention_sm90a_block_k(s, 128, false), 64);
+    EXPECT_EQ(attention_sm90a_block_k(s, 128, true), 32);
+  }
+  for (const bool bf16 : {false, true})
+    for (const int d : {64, 128}) EXPECT_EQ(attention_sm90a_block_k(AttentionSm90aSchedule::serial, d, bf16), 128);
+
+  // Ring + Q + y staging + 4 kStages + 2 mbarriers + 1024 alignment slack.
+  using D64K64 = AttentionSm90aTile<64, 64>;
+  using D128K64 = AttentionSm90aTile<128, 64>;
+  using D128K32 = AttentionSm90aTile<128, 32>;
+  EXPECT_EQ(D64K64::kStages, 4);
+  EXPECT_EQ(D128K64::kStages, 4);
+  EXPECT_EQ(D128K32::kStages, 8);
+  EXPECT_EQ(D64K64::kSharedBytesTmaStore, 4 * 2 * 8192 + 16384 + (4 * 4 + 2) * 8 + 1024 + 16384);
+  EXPECT_EQ(D128K64::kSharedBytesTmaStore, 4 * 2 * 16384 + 32768 + (4 * 4 + 2) * 8 + 1024 + 32768);
+  EXPECT_EQ(D128K32::kSharedBytesTmaStore, 8 * 2 * 8192 + 32768 + (4 * 8 + 2) * 8 + 1024 + 32768);
+  // expect_tx bytes = what the boxes deliver; every K / V tile and box on a
+  // 1024-byte swizzle atom.
+  EXPECT_EQ(D128K32::kBoxes * D128K32::kBoxBytesK, D128K32::kKBytes);
+  EXPECT_EQ(D128K64::kBoxes * D128K64::kBoxBytesK, D128K64::kKBytes);
+  EXPECT_EQ(D64K64::kBoxes * D64K64::kBoxBytesK, D64K64::kKBytes);
+  EXPECT_EQ(D128K32::kBoxBytesK % 1024, 0);
+  EXPECT_EQ(D64K64::kKBytes % 1024, 0);
+
+  struct Case {
+    DType t;
+    int d;
+    unsigned rows, shared;
+    const char* overlap;
+  };
+  const Case cases[] = {
+      {DType::f16, 64, 64, static_cast<unsigned>(D64K64::kSharedBytesTmaStore), "hal_attention_sm90a_f16_d64_overlap"},
+      {DType::bf16, 64, 64, static_cast<unsigned>(D64K64::kSharedBytesTmaStore), "hal_attention_sm90a_bf16_d64_overlap"},
+      {DType::f16, 128, 64, static_cast<unsigned>(D128K64::kSharedBytesTmaStore),
+       "hal_attention_sm90a_f16_d128_overlap"},
+      {DType::bf16, 128, 32, static_cast<unsigned>(D128K32::kSharedBytesTmaStore),
+       "hal_attention_sm90a_bf16_d128_overlap"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.overlap);
+    const AttentionParams p = contiguous(c.t, 1, 300, 700, 4, 2, c.d);
+    const auto serial = plan_attention_sm90a(p, true, h200(), AttentionSm90aSchedule::serial);
+    ASSERT_NE(serial.kernel, nullptr) << serial.why;
+    EXPECT_EQ(serial.k.box[1], 128u);
+    EXPECT_EQ(serial.shared_bytes,
+              static_cast<unsigned>(attention_sm90a_shared_bytes(AttentionSm90aSchedule::serial, c.d, c.t == DType::bf16)));
+    if (!hal::ptx::kAttentionSm90aOverlapSchedulesBuilt) continue;
+    for (const auto s : {AttentionSm90aSchedule::overlap, AttentionSm90aSchedule::pingpong}) {
+      const auto plan = plan_attention_sm90a(p, true, h200(), s);
+      ASSERT_NE(plan.kernel, nullptr) << plan.why;
+      if (s == AttentionSm90aSchedule::overlap) {
+        EXPECT_STREQ(plan.kernel, c.overlap);
+      }
+      EXPECT_EQ(plan.k.box[1], c.rows);
+      EXPECT_EQ(plan.v.box[1], c.rows);
+      EXPECT_EQ(plan.q.box[1], 128u);
+      EXPECT_EQ(plan.shared_bytes, c.shared);
+      EXPECT_LE(plan.shared_bytes, 227u * 1024);
+      EXPECT_EQ(plan.y.box[1], 64u);
+      EXPECT_EQ(plan.grid, serial.grid);  // the work items are the serial ones (128 queries)
+    }
+  }
+  // A device that grants the serial tile but not the TMA-store one declines
+  // overlap with a reason (D128K32 needs 197904 bytes).
+  AttentionSm90aDevice small = h200();
+  small.max_shared_per_block_optin = 170 * 1024;
+  const AttentionParams p = contiguous(DType::bf16, 1, 300, 700, 4, 2, 128);
+  EXPECT_NE(plan_attention_sm90a(p, true, small, AttentionSm90aSchedule::serial).kernel, nullptr);
+  if (hal::ptx::kAttentionSm90aOverlapSchedulesBuilt) {
+    EXPECT_EQ(plan_attention_sm90a(p, true, small, AttentionSm90aSchedule::overlap).kernel, nullptr);
+  }
+}
+
+// The overlap / pingpong mask (one limit per row, softmax_tile_lim) is the
+// serial kernel's per-element mask (softmax_tile): key n0 + c hidden when
+// n0 + c >= sk or (causal) n0 + c > diag, for every tile size, near and far
+// from the diagonal, past sk, and for rows whose diagonal is negative.
+TEST(AttentionSm90aPlan, KeyLimitIsTheSerialMask) {
+  using hal::ptx::attention_sm90a_key_limit;
+  for (const int bk : {32, 64, 128})
+    for (const bool causal : {false, true})
+      for (const std::int64_t sk : {std::int64_t{1}, std::int64_t{37}, std::int64_t{300}, std::int64_t{1} << 31})
+        for (const std::int64_t n0 : {std::int64_t{0}, std::int64_t{32}, std::int64_t{256}, sk - 1, sk + 5})
+          for (const std::int64_t diag : {std::int64_t{-200}, std::int64_t{-1}, std::int64_t{0}, n0 - 1, n0, n0 + 7,
+                                          n0 + 100, sk + 300, (std::int64_t{1} << 32)}) {
+            const int lim = attention_sm90a_key_limit(n0, sk, causal, diag, bk);
+            for (int c = 0; c < bk; ++c) {
+              const std::int64_t key = n0 + c;
+              const bool hidden = key >= sk || (causal && key > diag);
+              ASSERT_EQ(c > lim, hidden) << "bk " << bk << " causal " << causal << " sk " << sk << " n0 " << n0
+                                         << " diag " << diag << " c " << c;
+            }
+          }
 }
 
 }  // namespace
