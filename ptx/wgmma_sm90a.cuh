@@ -68,7 +68,9 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 
 // The 16-bit SS forms, D[64xN] (+)= A[64x16] B[16xN], bf16 or f16 in, f32
-// accumulate, A and B in shared memory: N = 64 (the sm_90a attention
+// accumulate, A and B in shared memory: N = 32 (S = Q K^T of the 32-key
+// tile of the sm_90a attention forward's bf16 d = 128 overlap / ping-pong
+// schedules, whose 3-part P and 64 O registers leave room for no more), 64 (the sm_90a attention
 // backward's S^T = K Q^T, dP^T = V dY^T and S = Q K^T, dP = dY V^T: 64-row
 // tiles), 128 (the GEMM and the attention forward), 256 (the wide GEMM
 // tile). N / 2 accumulators per thread, column groups j = 0..N/8-1 of the
@@ -76,6 +78,8 @@ __device__ __forceinline__ void wgmma_wait() {
 // only). scale_d = 0 overwrites D. One macro writes every shape; the operand
 // lists (accumulators, then desc_a, desc_b, scale_d, TransA, TransB) are
 // spelled out per N.
+#define HAL_WGMMA_N32_ACC "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+#define HAL_WGMMA_N32_OUTS(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
 #define HAL_WGMMA_N64_ACC "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
 #define HAL_WGMMA_N64_OUTS(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 #define HAL_WGMMA_N128_ACC "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
@@ -95,6 +99,9 @@ __device__ __forceinline__ void wgmma_wait() {
                    : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));                         \
     }                                                                                                           \
   };
+#define HAL_WGMMA_N32_SS(Name, ab)                                                                              \
+  HAL_WGMMA_SS16_STRUCT(Name, "m64n32k16", ab, 16, HAL_WGMMA_N32_ACC, HAL_WGMMA_N32_OUTS, "%18",                \
+                        ", %16, %17, p, 1, 1, %19, %20")
 #define HAL_WGMMA_N64_SS(Name, ab)                                                                              \
   HAL_WGMMA_SS16_STRUCT(Name, "m64n64k16", ab, 32, HAL_WGMMA_N64_ACC, HAL_WGMMA_N64_OUTS, "%34",                \
                         ", %32, %33, p, 1, 1, %35, %36")
@@ -104,6 +111,8 @@ __device__ __forceinline__ void wgmma_wait() {
 #define HAL_WGMMA_N256_SS(Name, ab)                                                                             \
   HAL_WGMMA_SS16_STRUCT(Name, "m64n256k16", ab, 128, HAL_WGMMA_N256_ACC, HAL_WGMMA_N256_OUTS, "%130",           \
                         ", %128, %129, p, 1, 1, %131, %132")
+HAL_WGMMA_N32_SS(WgmmaM64N32K16F32Bf16SS, "bf16")
+HAL_WGMMA_N32_SS(WgmmaM64N32K16F32F16SS, "f16")
 HAL_WGMMA_N64_SS(WgmmaM64N64K16F32Bf16SS, "bf16")
 HAL_WGMMA_N64_SS(WgmmaM64N64K16F32F16SS, "f16")
 HAL_WGMMA_N128_SS(WgmmaM64N128K16F32Bf16SS, "bf16")
@@ -113,6 +122,7 @@ HAL_WGMMA_N256_SS(WgmmaM64N256K16F32F16SS, "f16")
 #undef HAL_WGMMA_N256_SS
 #undef HAL_WGMMA_N128_SS
 #undef HAL_WGMMA_N64_SS
+#undef HAL_WGMMA_N32_SS
 #undef HAL_WGMMA_SS16_STRUCT
 
 // D[64x128] (+)= A[64x32] B[32x128] with fp8 operands (PTX ISA: .e4m3 /
@@ -150,6 +160,8 @@ HAL_WGMMA_FP8_STRUCT(WgmmaM64N128K32F32E5m2E5m2SS, "e5m2", "e5m2")
 #undef HAL_WGMMA_N128_ACC
 #undef HAL_WGMMA_N64_OUTS
 #undef HAL_WGMMA_N64_ACC
+#undef HAL_WGMMA_N32_OUTS
+#undef HAL_WGMMA_N32_ACC
 
 
 // D[64xN] (+)= A[64x16] B[16xN] with A from REGISTERS (the "RS" form): the

@@ -77,10 +77,8 @@
 #define HAL_PTX_MBARRIER_SPIN_LIMIT (1u << 24)
 
 #include "ptx/arch_config.cuh"
-#include "ptx/kernels/attention_sm90a_backward_wgmma.cuh"  // the m64n64k16 SS form (S of a 64-key tile)
 #include "ptx/kernels/attention_sm90a_params.h"
 #include "ptx/kernels/attention_sm90a_sync.cuh"
-#include "ptx/kernels/attention_sm90a_wgmma.cuh"  // the m64n32k16 SS form (S of a 32-key tile)
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
 #include "ptx/tma.cuh"
