@@ -97,6 +97,11 @@ for s in $STEPS; do
                    CudaGemmFp8Decode CudaRows CudaElementwise; do
         step "uvtests-$suite" 45 "$B/bin/hal_cuda_tests" --gtest_filter="$suite.*" \
             --gtest_output=json:"$OUT/uvtests-$suite.json"
+      done
+      # The forward's other schedules (read once per process): the same tests again.
+      for sched in overlap pingpong; do
+        step "uvtests-CudaAttentionSm90a-$sched" 45 env HAL_ATTENTION_SM90A_SCHEDULE=$sched "$B/bin/hal_cuda_tests" \
+            --gtest_filter="CudaAttentionSm90a.*" --gtest_output=json:"$OUT/uvtests-CudaAttentionSm90a-$sched.json"
       done ;;
     uvconformance) step uvconformance 150 env HAL_GPU_UNVERIFIED=1 "$B/bin/hal" conformance --device cuda:0 \
         --json "$OUT/uvconformance.json" ;;
@@ -108,6 +113,14 @@ for s in $STEPS; do
                   "attention_backward bf16 2x4096x16x128" "attention_backward_causal bf16 2x4096x16x128"; do
         set -- $spec
         ab "$1-$2-$3" 40 --no-vendor --op "$1" --dtype "$2" --shape "$3"
+      done
+      # The forward's overlap and ping-pong schedules on the d = 128 cases.
+      for spec in "attention bf16 2x4096x16x128" "attention_causal bf16 2x4096x16x128" "attention f16 2x4096x16x128"; do
+        set -- $spec
+        for sched in overlap pingpong; do
+          step "$1-$2-$3-$sched" 40 env HAL_GPU_UNVERIFIED=1 HAL_ATTENTION_SM90A_SCHEDULE=$sched "$B/bin/hal" bench \
+              --device cuda:0 --no-vendor --op "$1" --dtype "$2" --shape "$3" --json "$OUT/$1-$2-$3-$sched.json"
+        done
       done
       # Decode GEMMs beside cuBLAS (weights [N, K]; M = 1, 16, 64).
       for spec in "bf16 1x4096x4096" "bf16 16x4096x4096" "bf16 64x4096x4096" "bf16 1x14336x4096" "bf16 16x4096x14336" \
