@@ -194,6 +194,34 @@ __device__ __forceinline__ void producer(const AttentionSm90aParams& p, const Sm
   }
 }
 
+// Folds one scaled, masked key tile (s, log2 domain; tile_max: each row's
+// max over this thread's elements) into the running row max / sum: the max
+// across the row's quad, O's rescale factor per row (corr), then P = exp2(s -
+// max) in place, summed into row_l.
+template <int kN>
+__device__ __forceinline__ void fold_tile(float (&s)[kN], float (&tile_max)[2], float (&row_m)[2], float (&row_l)[2],
+                                          float (&corr)[2]) {
+  float m_use[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+    const float m_new = fmaxf(row_m[r], tile_max[r]);
+    m_use[r] = m_new == -INFINITY ? 0.0f : m_new;  // all masked so far: avoid inf - inf
+    corr[r] = exp2f(row_m[r] - m_use[r]);           // 0 while row_m is -inf
+    row_m[r] = m_new;
+    row_l[r] *= corr[r];
+  }
+#pragma unroll
+  for (int j = 0; j < kN / 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float x = exp2f(s[4 * j + e] - m_use[e / 2]);
+      s[4 * j + e] = x;
+      row_l[e / 2] += x;
+    }
+}
+
 // Scale to the log2 domain, mask (when kMask), and fold one key tile into
 // the running row max / sum; returns the rescale factor of O per row.
 // diag0: the last key row row0 sees (row0 + sk - sq); row0 + 8 sees 8 more.
@@ -215,25 +243,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[kN], float (&row_m)[2], 
       s[4 * j + e] = x;
       tile_max[e / 2] = fmaxf(tile_max[e / 2], x);
     }
-  float m_use[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-    const float m_new = fmaxf(row_m[r], tile_max[r]);
-    m_use[r] = m_new == -INFINITY ? 0.0f : m_new;  // all masked so far: avoid inf - inf
-    corr[r] = exp2f(row_m[r] - m_use[r]);           // 0 while row_m is -inf
-    row_m[r] = m_new;
-    row_l[r] *= corr[r];
-  }
-#pragma unroll
-  for (int j = 0; j < kN / 4; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float x = exp2f(s[4 * j + e] - m_use[e / 2]);
-      s[4 * j + e] = x;
-      row_l[e / 2] += x;
-    }
+  fold_tile(s, tile_max, row_m, row_l, corr);
 }
 
 // softmax_tile with the mask as one 32-bit limit per row (overlap /
@@ -256,25 +266,7 @@ __device__ __forceinline__ void softmax_tile_lim(float (&s)[kN], float (&row_m)[
       s[4 * j + e] = x;
       tile_max[e / 2] = fmaxf(tile_max[e / 2], x);
     }
-  float m_use[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-    const float m_new = fmaxf(row_m[r], tile_max[r]);
-    m_use[r] = m_new == -INFINITY ? 0.0f : m_new;  // all masked so far: avoid inf - inf
-    corr[r] = exp2f(row_m[r] - m_use[r]);           // 0 while row_m is -inf
-    row_m[r] = m_new;
-    row_l[r] *= corr[r];
-  }
-#pragma unroll
-  for (int j = 0; j < kN / 4; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float x = exp2f(s[4 * j + e] - m_use[e / 2]);
-      s[4 * j + e] = x;
-      row_l[e / 2] += x;
-    }
+  fold_tile(s, tile_max, row_m, row_l, corr);
 }
 
 // Per-thread view of one consumer warpgroup, and the steps every schedule
