@@ -17,14 +17,17 @@ namespace {
 constexpr int kMr = kAvx2Mr;
 constexpr int kNr = kAvx2Nr;
 // B rows per group: each accumulator is loaded and stored once per group.
-constexpr std::int64_t kRowGroup = 8;
+#ifndef HAL_STREAM_ROW_GROUP
+#define HAL_STREAM_ROW_GROUP 8
+#endif
+constexpr std::int64_t kRowGroup = HAL_STREAM_ROW_GROUP;
 // Rows ahead that are prefetched, at the same columns (two groups): a
 // tile's row segment is a few hundred bytes to a few KiB, too short for the
 // hardware prefetcher to ramp up on each of the group's rows.
 // (On the loaded 2-core VM, by CPU time per pass: 0, 4 and 8 groups ahead
 // were slower than 2 on every decode shape on one thread; bench/probes/decode_gemm_stream.cpp.)
 // (bench/probes/decode_stream_variants.cpp compiles this file again with
-// other HAL_STREAM_PREFETCH_GROUPS / _HINT values and times them in turn.)
+// other HAL_STREAM_* values and times them in turn.)
 #ifndef HAL_STREAM_PREFETCH_GROUPS
 #define HAL_STREAM_PREFETCH_GROUPS 2
 #endif
@@ -111,7 +114,10 @@ HAL_ALWAYS_INLINE void chunk(std::int64_t kn, const float* a, const char* b, std
 
 // Panels per chunk for R rows: 2 * P * R accumulators, at most 12 (with two
 // B vectors and a broadcast, 15 of the 16 ymm registers).
-template <int R> constexpr int kPanels = R == 1 ? 4 : R == 2 ? 2 : 1;
+#ifndef HAL_STREAM_PANELS_ONE_ROW
+#define HAL_STREAM_PANELS_ONE_ROW 4
+#endif
+template <int R> constexpr int kPanels = R == 1 ? HAL_STREAM_PANELS_ONE_ROW : R == 2 ? 2 : 1;
 
 template <DType T, int R>
 void stream_rows(std::int64_t kc, const float* a, const void* b, std::int64_t ldb, std::int64_t panels, float* acc,

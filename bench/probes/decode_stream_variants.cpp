@@ -1,5 +1,5 @@
 // The AVX2 few-row stream kernel (cpu_ref/gemm_stream_rows_avx2.cpp) with
-// other prefetch distances and hints, timed in turn pass by pass on decode
+// other prefetch distances and hints, row groups and chunk widths, timed in turn pass by pass on decode
 // shapes (one row of A, a row-major bf16 B split by columns over the threads
 // as gemm_blocked.cpp splits a decode GEMM): on a VM whose memory rate
 // drifts within seconds, only variants timed side by side compare. Prints per
@@ -36,6 +36,10 @@ HAL_VARIANT_PRELUDE(l2_2)
 HAL_VARIANT_PRELUDE(l2_4)
 HAL_VARIANT_PRELUDE(l1_4)
 HAL_VARIANT_PRELUDE(none)
+HAL_VARIANT_PRELUDE(group16)
+HAL_VARIANT_PRELUDE(group4)
+HAL_VARIANT_PRELUDE(panels6)
+HAL_VARIANT_PRELUDE(panels2)
 namespace base {
 #include "cpu_ref/gemm_stream_rows_avx2.cpp"
 }
@@ -68,6 +72,37 @@ namespace none {
 #include "cpu_ref/gemm_stream_rows_avx2.cpp"
 }
 
+#undef HAL_STREAM_PREFETCH_GROUPS
+#undef HAL_STREAM_PREFETCH_HINT
+#define HAL_STREAM_PREFETCH_GROUPS 2
+#define HAL_STREAM_PREFETCH_HINT _MM_HINT_T0
+#undef HAL_STREAM_ROW_GROUP
+#define HAL_STREAM_ROW_GROUP 16
+namespace group16 {
+#include "cpu_ref/gemm_stream_rows_avx2.cpp"
+}
+#undef HAL_STREAM_ROW_GROUP
+#define HAL_STREAM_ROW_GROUP 4
+#undef HAL_STREAM_PREFETCH_GROUPS
+#define HAL_STREAM_PREFETCH_GROUPS 4
+namespace group4 {
+#include "cpu_ref/gemm_stream_rows_avx2.cpp"
+}
+#undef HAL_STREAM_ROW_GROUP
+#undef HAL_STREAM_PREFETCH_GROUPS
+#define HAL_STREAM_ROW_GROUP 8
+#define HAL_STREAM_PREFETCH_GROUPS 2
+#undef HAL_STREAM_PANELS_ONE_ROW
+#define HAL_STREAM_PANELS_ONE_ROW 6
+namespace panels6 {
+#include "cpu_ref/gemm_stream_rows_avx2.cpp"
+}
+#undef HAL_STREAM_PANELS_ONE_ROW
+#define HAL_STREAM_PANELS_ONE_ROW 2
+namespace panels2 {
+#include "cpu_ref/gemm_stream_rows_avx2.cpp"
+}
+
 using StreamFn = void (*)(std::int64_t, const float*, std::int64_t, const void*, hal::DType, std::int64_t, std::int64_t,
                           float*, std::int64_t);
 
@@ -78,7 +113,11 @@ int main(int argc, char** argv) {
       {"L2, 2 groups ahead", l2_2::hal::cpu_ref::stream_b_rows_avx2},
       {"L2, 4 groups ahead", l2_4::hal::cpu_ref::stream_b_rows_avx2},
       {"L1, 4 groups ahead", l1_4::hal::cpu_ref::stream_b_rows_avx2},
-      {"no prefetch", none::hal::cpu_ref::stream_b_rows_avx2}};
+      {"no prefetch", none::hal::cpu_ref::stream_b_rows_avx2},
+      {"groups of 16 rows, 2 ahead", group16::hal::cpu_ref::stream_b_rows_avx2},
+      {"groups of 4 rows, 4 ahead", group4::hal::cpu_ref::stream_b_rows_avx2},
+      {"96-column chunks (1 row)", panels6::hal::cpu_ref::stream_b_rows_avx2},
+      {"32-column chunks (1 row)", panels2::hal::cpu_ref::stream_b_rows_avx2}};
   constexpr int kMr = hal::cpu_ref::kAvx2Mr, kNr = hal::cpu_ref::kAvx2Nr;
   const int threads = 2;
   struct Shape { std::int64_t k, n; };
