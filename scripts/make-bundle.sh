@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Makes a relocatable bundle of a CUDA build: the binaries and the non-system
 # shared libraries they need (oneTBB, fmt), so that a build made here runs on a
-# GPU machine without development packages.
+# GPU machine without development packages. Also writes OUT_DIR.tar.xz: every
+# binary embeds all device code, ~45 MB each, so only the compressed bundle
+# (~6 MB a binary) fits the device tool's 64 MiB carry. On the GPU machine:
+#   mkdir -p /tmp/b && tar xJf build/bundle.tar.xz -C /tmp/b --strip-components=1 &&
+#   bash /tmp/b/run_on_gpu.sh /tmp/b "$OUT" smoke uvtests uvconformance uvbench
 #   scripts/make-bundle.sh BUILD_DIR OUT_DIR
 set -euo pipefail
 BUILD="${1:?build dir}"
@@ -25,3 +29,5 @@ cp -L "$(g++ -print-file-name=libstdc++.so.6)" "$OUT/lib/fallback-libstdc++.so.6
 cp "$(dirname "$0")/../bench/gpu/run_on_gpu.sh" "$OUT/"
 if [ -f "$BUILD/cuda_kernel_report.json" ]; then cp "$BUILD/cuda_kernel_report.json" "$OUT/"; fi
 du -sh "$OUT"
+tar cf - -C "$(dirname "$OUT")" "$(basename "$OUT")" | xz -T2 -6 > "$OUT.tar.xz"
+du -sh "$OUT.tar.xz"
