@@ -65,11 +65,6 @@
 #include <math.h>
 #include <stdint.h>
 
-#include <type_traits>
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #define HAL_PTX_BOUNDED_WAITS 1
 #define HAL_PTX_MBARRIER_TRAP_MESSAGE 0
 // The longest wait (the producer's on q_empty) lasts one work item,
@@ -77,6 +72,7 @@
 #define HAL_PTX_MBARRIER_SPIN_LIMIT (1u << 24)
 
 #include "ptx/arch_config.cuh"
+#include "ptx/kernels/attention_sm90a_elements.cuh"
 #include "ptx/kernels/attention_sm90a_params.h"
 #include "ptx/kernels/attention_sm90a_sync.cuh"
 #include "ptx/mbarrier.cuh"
@@ -86,42 +82,20 @@
 
 namespace hal::ptx::attention_sm90a {
 
-// The wgmma structs are only instantiated (and checked) in the sm_90a pass.
-struct F16 {
-  static constexpr int kPParts = 2;
-  template <int N>
-  using MmaS = typename std::conditional<
-      N == 32, WgmmaM64N32K16F32F16SS<0, 0>,
-      typename std::conditional<N == 64, WgmmaM64N64K16F32F16SS<0, 0>, WgmmaM64N128K16F32F16SS<0, 0>>::type>::type;
-  template <int D>
-  using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32F16RS<1>, WgmmaM64N128K16F32F16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __half22float2(*reinterpret_cast<__half2*>(&v));
-  }
-};
-
-struct Bf16 {
-  static constexpr int kPParts = 3;
-  template <int N>
-  using MmaS = typename std::conditional<
-      N == 32, WgmmaM64N32K16F32Bf16SS<0, 0>,
-      typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16SS<0, 0>, WgmmaM64N128K16F32Bf16SS<0, 0>>::type>::type;
-  template <int D>
-  using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32Bf16RS<1>, WgmmaM64N128K16F32Bf16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
-  }
-};
+// The element types (F16, Bf16: their parts, wgmma shapes, pack / unpack)
+// and the register-level steps (P's 16-bit split, the operand fences, the
+// SS and RS products) are shared with the backward
+// (attention_sm90a_elements.cuh).
+using attention_sm90a_elements::Bf16;
+using attention_sm90a_elements::F16;
 
 #if HAL_PTX_SM90A
+
+using attention_sm90a_elements::fence_acc;
+using attention_sm90a_elements::fence_parts;
+using attention_sm90a_elements::product_rs;
+using attention_sm90a_elements::product_ss;
+using attention_sm90a_elements::split_parts;
 
 // Shared memory, carved from the 1024-aligned dynamic allocation.
 template <class Cfg>
@@ -277,59 +251,34 @@ struct Consumer {
   static constexpr int kOAcc = D / 2;                 // fp32 accumulators of m64nD per thread
   static constexpr int kSAcc = Cfg::kBlockK / 2;     // fp32 accumulators of S (m64n<kBlockK>) per thread
   static constexpr int kSlices = Cfg::kBlockK / 16;  // k16 slices of P V
-  using MmaS = typename T::template MmaS<Cfg::kBlockK>;
+  using MmaS = typename T::template MmaSS<Cfg::kBlockK>;
   using SRegs = float[kSAcc];
-  using MmaO = typename T::template MmaO<D>;
-  using PRegs = uint32_t[T::kPParts][kSlices][4];
+  using PRegs = uint32_t[T::kParts][kSlices][4];
 
   // S = Q K^T of the stage's K tile into s (zero-initialised by the first
   // k16 slice); issued and committed, not waited for.
   static __device__ __forceinline__ void issue_s(SRegs& s, const Smem<Cfg>& sm, int stage, int cw) {
-#pragma unroll
-    for (int i = 0; i < kSAcc; ++i) wgmma_fence_operand(s[i]);
+    fence_acc(s);
     wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < D / 16; ++k) {
-      // k16 slice k: box k / 4, 32 bytes per slice inside its 128-byte rows.
-      const uint8_t* qa = sm.q + (k / 4) * Cfg::kBoxBytesQ + cw * 64 * 128 + 32 * (k % 4);
-      const uint8_t* kb = sm.k(stage) + (k / 4) * Cfg::kBoxBytesK + 32 * (k % 4);
-      MmaS::fma(s, make_wgmma_desc(qa, 16, 1024, WgmmaSwizzle::b128), make_wgmma_desc(kb, 16, 1024, WgmmaSwizzle::b128),
-                k > 0 ? 1 : 0);
-    }
+    product_ss<MmaS, D>(s, sm.q, Cfg::kBoxBytesQ, cw * 64, sm.k(stage), Cfg::kBoxBytesK);
     wgmma_commit();
   }
 
-  // O += P V of the stage's V tile, P's parts as the A fragments; issued and
-  // committed, not waited for (o and pa stay untouched until a wait covers it).
+  // O += P V of the stage's V tile (keys 16kj.. of every 64-channel box),
+  // P's parts as the A fragments; issued and committed, not waited for (o
+  // and pa stay untouched until a wait covers it).
   static __device__ __forceinline__ void issue_pv(float (&o)[kOAcc], PRegs& pa, const Smem<Cfg>& sm, int stage) {
-#pragma unroll
-    for (int i = 0; i < kOAcc; ++i) wgmma_fence_operand(o[i]);
+    fence_acc(o);
     wgmma_fence();
-#pragma unroll
-    for (int kj = 0; kj < kSlices; ++kj) {
-      // Keys 16kj.. of every 64-channel box (2048 bytes per 16 rows); boxes
-      // are kBoxBytesK apart (LBO), 8-key groups 1024 bytes (SBO).
-      const uint64_t desc_v = make_wgmma_desc(sm.v(stage) + 2048 * kj, Cfg::kBoxBytesK, 1024, WgmmaSwizzle::b128);
-#pragma unroll
-      for (int part = 0; part < T::kPParts; ++part) MmaO::fma(o, pa[part][kj], desc_v, 1);
-    }
+    product_rs<T, D>(o, pa, sm.v(stage), Cfg::kBoxBytesK);
     wgmma_commit();
   }
 
-  static __device__ __forceinline__ void fence_s(SRegs& s) {
-#pragma unroll
-    for (int i = 0; i < kSAcc; ++i) wgmma_fence_operand(s[i]);
-  }
+  static __device__ __forceinline__ void fence_s(SRegs& s) { fence_acc(s); }
 
   static __device__ __forceinline__ void fence_o_p(float (&o)[kOAcc], PRegs& pa) {
-#pragma unroll
-    for (int i = 0; i < kOAcc; ++i) wgmma_fence_operand(o[i]);
-#pragma unroll
-    for (int part = 0; part < T::kPParts; ++part)
-#pragma unroll
-      for (int kj = 0; kj < kSlices; ++kj)
-#pragma unroll
-        for (int w = 0; w < 4; ++w) wgmma_fence_operand(pa[part][kj][w]);
+    fence_acc(o);
+    fence_parts<T>(pa);
   }
 
   // Softmax of key tile n0 (masked where the tile reaches past the keys
@@ -368,22 +317,8 @@ struct Consumer {
     }
   }
 
-  // P's 16-bit parts as A fragments: slice kj = column groups 2kj, 2kj + 1;
-  // part 0 = round(p), part k = round(what the earlier parts missed).
-  static __device__ __forceinline__ void split_p(const SRegs& s, PRegs& pa) {
-#pragma unroll
-    for (int kj = 0; kj < kSlices; ++kj)
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        float lo = s[8 * kj + 2 * w], hi = s[8 * kj + 2 * w + 1];
-#pragma unroll
-        for (int part = 0; part < T::kPParts; ++part) {
-          pa[part][kj][w] = T::pack(lo, hi);
-          const float2 back = T::unpack(pa[part][kj][w]);
-          lo -= back.x, hi -= back.y;
-        }
-      }
-  }
+  // P's 16-bit parts as A fragments (attention_sm90a_elements.cuh).
+  static __device__ __forceinline__ void split_p(const SRegs& s, PRegs& pa) { split_parts<T>(s, pa); }
 
   // Row sums over the quad; returns 1 / l (0 for a row with no visible key).
   static __device__ __forceinline__ void finish_rows(float (&row_l)[2], float (&inv)[2]) {
@@ -706,7 +641,7 @@ __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
 template <int D, class T, int kSchedule>
 __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 #if HAL_PTX_SM90A
-  run<AttentionSm90aScheduleTile<D, kSchedule, T::kPParts == 3>, T, kSchedule>(p);
+  run<AttentionSm90aScheduleTile<D, kSchedule, T::kParts == 3>, T, kSchedule>(p);
 #else
   (void)p;
 #endif

@@ -57,11 +57,6 @@
 #include <math.h>
 #include <stdint.h>
 
-#include <type_traits>
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #define HAL_PTX_BOUNDED_WAITS 1
 #define HAL_PTX_MBARRIER_TRAP_MESSAGE 0
 // The longest wait (the producer's on an empty stage) lasts one tile's
@@ -71,6 +66,7 @@
 #include "kernel_params/attention_backward.h"
 #include "ptx/arch_config.cuh"
 #include "ptx/kernels/attention_sm90a_backward_params.h"
+#include "ptx/kernels/attention_sm90a_elements.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
 #include "ptx/tma.cuh"
@@ -78,38 +74,19 @@
 
 namespace hal::ptx::attention_sm90a_bwd {
 
-// The wgmma structs are only instantiated (and checked) in the sm_90a pass.
-// MmaS: the SS products (N = 64 queries or keys); MmaG<D>: the RS gradient
-// products (N = d), B MN-major.
-struct F16 {
-  static constexpr int kParts = 2;
-  using MmaS = WgmmaM64N64K16F32F16SS<0, 0>;
-  template <int D>
-  using MmaG = typename std::conditional<D == 64, WgmmaM64N64K16F32F16RS<1>, WgmmaM64N128K16F32F16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __half22float2(*reinterpret_cast<__half2*>(&v));
-  }
-};
-
-struct Bf16 {
-  static constexpr int kParts = 3;
-  using MmaS = WgmmaM64N64K16F32Bf16SS<0, 0>;
-  template <int D>
-  using MmaG = typename std::conditional<D == 64, WgmmaM64N64K16F32Bf16RS<1>, WgmmaM64N128K16F32Bf16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
-  }
-};
+// The element types (F16, Bf16) and the register-level steps (the 16-bit
+// split of P / dS, the operand fences, the SS and RS products) are the
+// forward's (attention_sm90a_elements.cuh).
+using attention_sm90a_elements::Bf16;
+using attention_sm90a_elements::F16;
 
 #if HAL_PTX_SM90A
+
+using attention_sm90a_elements::fence_acc;
+using attention_sm90a_elements::fence_parts;
+using attention_sm90a_elements::product_rs;
+using attention_sm90a_elements::product_ss;
+using attention_sm90a_elements::split_parts;
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -131,78 +108,6 @@ __device__ __forceinline__ float2 ld_shared_f32x2(const float* p) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(smem_u32(p)));
   return v;
-}
-
-__device__ __forceinline__ void fence_tile(float (&x)[kTileAcc]) {
-#pragma unroll
-  for (int i = 0; i < kTileAcc; ++i) wgmma_fence_operand(x[i]);
-}
-
-template <int N>
-__device__ __forceinline__ void fence_acc(float (&x)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) wgmma_fence_operand(x[i]);
-}
-
-// out[64 x 64] = A[64 rows from a_row0][D] B[64][D]^T, both K-major
-// 128B-swizzled tiles of D / 64 boxes (a_box / b_box bytes apart); k16
-// slice k is box k / 4, 32 bytes into its 128-byte rows. Issued, not
-// committed.
-template <class MmaS, int D>
-__device__ __forceinline__ void product_ss(float (&out)[kTileAcc], const uint8_t* a_tile, int a_box, int a_row0,
-                                           const uint8_t* b_tile, int b_box) {
-#pragma unroll
-  for (int k = 0; k < D / 16; ++k) {
-    const uint8_t* pa = a_tile + (k / 4) * a_box + a_row0 * 128 + 32 * (k % 4);
-    const uint8_t* pb = b_tile + (k / 4) * b_box + 32 * (k % 4);
-    MmaS::fma(out, make_wgmma_desc(pa, 16, 1024, WgmmaSwizzle::b128), make_wgmma_desc(pb, 16, 1024, WgmmaSwizzle::b128),
-              k > 0 ? 1 : 0);
-  }
-}
-
-// x's 16-bit parts as A fragments: slice kj = column groups 2kj, 2kj + 1;
-// part 0 = round(x), part k = round(what the earlier parts missed) (the
-// mma.sync kernel's accumulate_xb).
-template <class T>
-__device__ __forceinline__ void split_parts(const float (&x)[kTileAcc], uint32_t (&xa)[T::kParts][kSlices][4]) {
-#pragma unroll
-  for (int kj = 0; kj < kSlices; ++kj)
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {
-      float lo = x[8 * kj + 2 * w], hi = x[8 * kj + 2 * w + 1];
-#pragma unroll
-      for (int part = 0; part < T::kParts; ++part) {
-        xa[part][kj][w] = T::pack(lo, hi);
-        const float2 back = T::unpack(xa[part][kj][w]);
-        lo -= back.x, hi -= back.y;
-      }
-    }
-}
-
-template <class T>
-__device__ __forceinline__ void fence_parts(uint32_t (&xa)[T::kParts][kSlices][4]) {
-#pragma unroll
-  for (int part = 0; part < T::kParts; ++part)
-#pragma unroll
-    for (int kj = 0; kj < kSlices; ++kj)
-#pragma unroll
-      for (int w = 0; w < 4; ++w) wgmma_fence_operand(xa[part][kj][w]);
-}
-
-// acc[64 x D] += X[64 x 64] B[64][D], X as its parts, B a MN-major
-// 128B-swizzled tile (rows = the k index): rows 16kj.. of every box are
-// 2048 bytes in (LBO = box bytes, SBO = 1024 per 8 rows). Issued, not
-// committed. Terms in slice order, then part order (as accumulate_xb).
-template <class T, int D>
-__device__ __forceinline__ void product_rs(float (&acc)[D / 2], const uint32_t (&xa)[T::kParts][kSlices][4],
-                                           const uint8_t* b_tile, int b_box) {
-  using MmaG = typename T::template MmaG<D>;
-#pragma unroll
-  for (int kj = 0; kj < kSlices; ++kj) {
-    const uint64_t desc = make_wgmma_desc(b_tile + 2048 * kj, b_box, 1024, WgmmaSwizzle::b128);
-#pragma unroll
-    for (int part = 0; part < T::kParts; ++part) MmaG::fma(acc, xa[part][kj], desc, 1);
-  }
 }
 
 // Stores rows row0 + g, + 8 of a warp's slice of a 64 x D accumulator
@@ -293,7 +198,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
   constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN;
   constexpr int kAcc = D / 2;  // fp32 accumulators of m64nD per thread
   constexpr bool kSplit = Cfg::kSplit;
-  using MmaS = typename T::MmaS;
+  using MmaS = typename T::template MmaSS<64>;
   const kernel_params::AttentionBackwardParams& a = p.a;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, g = lane / 4, qd = lane % 4;
   const DkdvWalk w = dkdv_walk<Cfg>(a);
@@ -332,20 +237,20 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
 
       float s[kTileAcc], dpt[kTileAcc];
       sm.q_full[stage].wait(phase);
-      fence_tile(s);
+      fence_acc(s);
       wgmma_fence();
       product_ss<MmaS, D>(s, sm.k, Cfg::kBoxBytesK, key_row0, sm.q(stage), Cfg::kBoxBytesQ);  // S^T = K Q^T
       wgmma_commit();
       sm.dy_full[stage].wait(phase);
       if (needs_ds) {
-        fence_tile(dpt);
+        fence_acc(dpt);
         wgmma_fence();
         product_ss<MmaS, D>(dpt, sm.v, Cfg::kBoxBytesK, key_row0, sm.dy(stage), Cfg::kBoxBytesQ);  // dP^T = V dY^T
         wgmma_commit();
       }
       wgmma_wait<0>();
-      fence_tile(s);
-      if (needs_ds) fence_tile(dpt);
+      fence_acc(s);
+      if (needs_ds) fence_acc(dpt);
 
       // Key j0 + krow is masked for query i0 + col when krow - col > diag
       // (j > i + shift), diag clamped to the tile (32-bit compares, as the
@@ -532,7 +437,7 @@ template <class Cfg, class T>
 __device__ __forceinline__ void dq_consumer(const AttentionSm90aBwdParams& p, const DqSmem<Cfg>& sm, int cw) {
   constexpr int D = Cfg::kD, BN = Cfg::kBlockN;
   constexpr int kAcc = D / 2;
-  using MmaS = typename T::MmaS;
+  using MmaS = typename T::template MmaSS<64>;
   const kernel_params::AttentionBackwardParams& a = p.a;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, g = lane / 4, qd = lane % 4;
   const int64_t m0 = static_cast<int64_t>(blockIdx.x) * Cfg::kBlockM;
@@ -566,18 +471,18 @@ __device__ __forceinline__ void dq_consumer(const AttentionSm90aBwdParams& p, co
     const int64_t n0 = static_cast<int64_t>(kt) * BN;
     float s[kTileAcc], dp[kTileAcc];
     sm.k_full[stage].wait(phase);
-    fence_tile(s);
+    fence_acc(s);
     wgmma_fence();
     product_ss<MmaS, D>(s, sm.q, Cfg::kBoxBytesQ, 64 * cw, sm.k(stage), Cfg::kBoxBytesK);  // S = Q K^T
     wgmma_commit();
     sm.v_full[stage].wait(phase);
-    fence_tile(dp);
+    fence_acc(dp);
     wgmma_fence();
     product_ss<MmaS, D>(dp, sm.dy, Cfg::kBoxBytesQ, 64 * cw, sm.v(stage), Cfg::kBoxBytesK);  // dP = dY V^T
     wgmma_commit();
     wgmma_wait<0>();
-    fence_tile(s);
-    fence_tile(dp);
+    fence_acc(s);
+    fence_acc(dp);
     // Element e of column group j: query row0 + 8 (e / 2), key n0 + 8j + 2qd + e % 2.
 #pragma unroll
     for (int j = 0; j < kTileAcc / 4; ++j)
