@@ -396,7 +396,7 @@ struct DqSmem {
 // Key tiles of the dq CTA: every key any of its queries sees.
 template <class Cfg>
 __device__ __forceinline__ int32_t dq_key_tiles(const kernel_params::AttentionBackwardParams& a, int64_t m0) {
-  const int64_t end = attention_sm90a_bwd_key_end(m0, Cfg::kBlockM, a.sq, a.sk, a.causal != 0);
+  const int64_t end = attention_sm90a_kv_end(m0, Cfg::kBlockM, a.sq, a.sk, a.causal != 0);
   return static_cast<int32_t>((end + Cfg::kBlockN - 1) / Cfg::kBlockN);
 }
 
@@ -576,7 +576,7 @@ __device__ __forceinline__ void dq_entry(const AttentionSm90aBwdParams& p) {
 // One macro per kernel, its name spelled out: cmake/embed_device_code.py
 // finds kernel names in the macro's name argument.
 #define HAL_ATTN_SM90A_BWD_KERNEL(name, entry, T, D)                                                \
-  extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aBwdRegisters::kThreads, 1) \
+  extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aRegisters::kThreads, 1) \
       name(const __grid_constant__ hal::ptx::AttentionSm90aBwdParams p) {                          \
     hal::ptx::attention_sm90a_bwd::entry<D, hal::ptx::attention_sm90a_bwd::T>(p);                  \
   }
