@@ -74,6 +74,7 @@
 #include "ptx/arch_config.cuh"
 #include "ptx/kernels/attention_sm90a_elements.cuh"
 #include "ptx/kernels/attention_sm90a_params.h"
+#include "ptx/kernels/attention_sm90a_pipeline.cuh"
 #include "ptx/kernels/attention_sm90a_sync.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
@@ -96,6 +97,10 @@ using attention_sm90a_elements::fence_parts;
 using attention_sm90a_elements::product_rs;
 using attention_sm90a_elements::product_ss;
 using attention_sm90a_elements::split_parts;
+using attention_sm90a_pipeline::load_tile;
+using attention_sm90a_pipeline::RingPos;
+using attention_sm90a_pipeline::split_roles;
+using attention_sm90a_pipeline::swizzle_atom_pad;
 
 // Shared memory, carved from the 1024-aligned dynamic allocation.
 template <class Cfg>
@@ -135,6 +140,9 @@ __device__ __forceinline__ Item item_at(const AttentionSm90aParams& p, int32_t i
 
 template <class Cfg>
 __device__ __forceinline__ void producer(const AttentionSm90aParams& p, const Smem<Cfg>& sm) {
+  // Written out (not RingPos / load_tile, attention_sm90a_pipeline.cuh):
+  // with either, nvcc 13.0 numbers this loop's registers differently, and
+  // refactors of these unrun kernels keep their PTX byte-identical.
   int stage = 0;
   uint32_t phase = 0, q_phase = 0;
   for (int32_t index = blockIdx.x; index < p.items; index += gridDim.x) {
@@ -407,19 +415,6 @@ struct Consumer {
   }
 };
 
-// A ring position: stage index and the parity of its current pass.
-struct RingPos {
-  int stage = 0;
-  uint32_t phase = 0;
-  template <int kStages>
-  __device__ __forceinline__ void advance() {
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1u;
-    }
-  }
-};
-
 // The first kernel's order: S_j, wait; softmax; P_j V_j, wait. The stage is
 // released (k_empty and v_empty together) after both.
 template <class Cfg, class T>
@@ -594,8 +589,7 @@ template <class Cfg, class T, int kSchedule>
 __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
   constexpr bool kTmaStore = kSchedule != static_cast<int>(AttentionSm90aSchedule::serial);
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t raw = smem_u32(smem_raw);
-  uint8_t* base = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // 128B swizzle atoms are 1024 bytes
+  uint8_t* base = smem_raw + swizzle_atom_pad(smem_raw);
   Smem<Cfg> sm;
   sm.ring = base;
   sm.q = base + Cfg::kStages * 2 * Cfg::kKBytes;
@@ -623,16 +617,14 @@ __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
     Mbarrier::fence_init();
   }
   __syncthreads();
-  if (wg == 0) {
-    setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) producer<Cfg>(p, sm);
-  } else {
-    setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    if constexpr (kSchedule == static_cast<int>(AttentionSm90aSchedule::serial))
-      consumer_serial<Cfg, T>(p, sm, wg - 1);
-    else
-      consumer_overlap<Cfg, T, kSchedule == static_cast<int>(AttentionSm90aSchedule::pingpong)>(p, sm, wg - 1);
-  }
+  split_roles<Cfg>(
+      wg, [&] { producer<Cfg>(p, sm); },
+      [&](int cw) {
+        if constexpr (kSchedule == static_cast<int>(AttentionSm90aSchedule::serial))
+          consumer_serial<Cfg, T>(p, sm, cw);
+        else
+          consumer_overlap<Cfg, T, kSchedule == static_cast<int>(AttentionSm90aSchedule::pingpong)>(p, sm, cw);
+      });
 }
 
 #endif  // HAL_PTX_SM90A

@@ -67,6 +67,7 @@
 #include "ptx/arch_config.cuh"
 #include "ptx/kernels/attention_sm90a_backward_params.h"
 #include "ptx/kernels/attention_sm90a_elements.cuh"
+#include "ptx/kernels/attention_sm90a_pipeline.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
 #include "ptx/tma.cuh"
@@ -87,6 +88,10 @@ using attention_sm90a_elements::fence_parts;
 using attention_sm90a_elements::product_rs;
 using attention_sm90a_elements::product_ss;
 using attention_sm90a_elements::split_parts;
+using attention_sm90a_pipeline::load_tile;
+using attention_sm90a_pipeline::RingPos;
+using attention_sm90a_pipeline::split_roles;
+using attention_sm90a_pipeline::swizzle_atom_pad;
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -125,6 +130,14 @@ __device__ __forceinline__ void store_rows(uint16_t* base, int64_t stride, int64
     for (int j = 0; j < D / 8; ++j)
       *reinterpret_cast<uint32_t*>(out + 8 * j + 2 * qd) = T::pack(acc[4 * j + 2 * r] * mul, acc[4 * j + 2 * r + 1] * mul);
   }
+}
+
+// Both kernels' thread 0, before the barriers are initialised.
+__device__ __forceinline__ void prefetch_maps(const AttentionSm90aBwdParams& p) {
+  prefetch_tensor_map(&p.q_map);
+  prefetch_tensor_map(&p.k_map);
+  prefetch_tensor_map(&p.v_map);
+  prefetch_tensor_map(&p.dy_map);
 }
 
 // ---------------------------------------------------------------- dK / dV
@@ -173,6 +186,9 @@ __device__ __forceinline__ void dkdv_producer(const AttentionSm90aBwdParams& p, 
 #pragma unroll
   for (int box = 0; box < Cfg::kBoxes; ++box)
     TmaLoad4D::copy(sm.v + box * Cfg::kBoxBytesK, &p.v_map, *sm.kv_full, 64 * box, w.j0, w.kvh, w.b);
+  // Written out (not RingPos / load_tile as dq_producer): with them nvcc
+  // 13.0 swaps two register numbers here, and refactors of these unrun
+  // kernels keep their PTX byte-identical.
   int stage = 0;
   uint32_t phase = 0;
   for (int32_t h = w.h_begin; h < w.h_end; ++h)
@@ -220,8 +236,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
   for (int i = 0; i < (kSplit ? 1 : kAcc); ++i) acc_dk[i] = 0.0f;
 
   sm.kv_full->wait(0);
-  int stage = 0;
-  uint32_t phase = 0;
+  RingPos pos;
   for (int32_t h = w.h_begin; h < w.h_end; ++h)
     for (int64_t i0 = w.i_begin; i0 < a.sq; i0 += BM) {
       // The tile's lse (log2 domain) and D into this warpgroup's buffer,
@@ -236,16 +251,16 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
       warpgroup_barrier(cw);
 
       float s[kTileAcc], dpt[kTileAcc];
-      sm.q_full[stage].wait(phase);
+      sm.q_full[pos.stage].wait(pos.phase);
       fence_acc(s);
       wgmma_fence();
-      product_ss<MmaS, D>(s, sm.k, Cfg::kBoxBytesK, key_row0, sm.q(stage), Cfg::kBoxBytesQ);  // S^T = K Q^T
+      product_ss<MmaS, D>(s, sm.k, Cfg::kBoxBytesK, key_row0, sm.q(pos.stage), Cfg::kBoxBytesQ);  // S^T = K Q^T
       wgmma_commit();
-      sm.dy_full[stage].wait(phase);
+      sm.dy_full[pos.stage].wait(pos.phase);
       if (needs_ds) {
         fence_acc(dpt);
         wgmma_fence();
-        product_ss<MmaS, D>(dpt, sm.v, Cfg::kBoxBytesK, key_row0, sm.dy(stage), Cfg::kBoxBytesQ);  // dP^T = V dY^T
+        product_ss<MmaS, D>(dpt, sm.v, Cfg::kBoxBytesK, key_row0, sm.dy(pos.stage), Cfg::kBoxBytesQ);  // dP^T = V dY^T
         wgmma_commit();
       }
       wgmma_wait<0>();
@@ -289,7 +304,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
         else split_parts<T>(s, xa);
         fence_acc(acc);
         wgmma_fence();
-        product_rs<T, D>(acc, xa, dk_role ? sm.q(stage) : sm.dy(stage), Cfg::kBoxBytesQ);
+        product_rs<T, D>(acc, xa, dk_role ? sm.q(pos.stage) : sm.dy(pos.stage), Cfg::kBoxBytesQ);
         wgmma_commit();
         wgmma_wait<0>();
         fence_acc(acc);
@@ -302,7 +317,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
         split_parts<T>(s, pa);
         fence_acc(acc);
         wgmma_fence();
-        product_rs<T, D>(acc, pa, sm.dy(stage), Cfg::kBoxBytesQ);  // dV += P^T dY
+        product_rs<T, D>(acc, pa, sm.dy(pos.stage), Cfg::kBoxBytesQ);  // dV += P^T dY
         wgmma_commit();
         if constexpr (kSerial) {
           wgmma_wait<0>();
@@ -313,7 +328,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
         split_parts<T>(dpt, da);
         fence_acc(acc_dk);
         wgmma_fence();
-        product_rs<T, D>(acc_dk, da, sm.q(stage), Cfg::kBoxBytesQ);  // dK += dS^T Q
+        product_rs<T, D>(acc_dk, da, sm.q(pos.stage), Cfg::kBoxBytesQ);  // dK += dS^T Q
         wgmma_commit();
         wgmma_wait<0>();
         fence_acc(acc);
@@ -321,11 +336,8 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
         if constexpr (!kSerial) fence_parts<T>(pa);
         fence_parts<T>(da);
       }
-      if (t == 0) sm.empty[stage].arrive();
-      if (++stage == Cfg::kStages) {
-        stage = 0;
-        phase ^= 1u;
-      }
+      if (t == 0) sm.empty[pos.stage].arrive();
+      pos.advance<Cfg::kStages>();
     }
 
   uint16_t* dkg = static_cast<uint16_t*>(a.dk) + w.b * a.dk_stride[0] + w.kvh * a.dk_stride[2];
@@ -343,8 +355,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
 template <class Cfg, class T>
 __device__ __forceinline__ void run_dkdv(const AttentionSm90aBwdParams& p) {
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t raw = smem_u32(smem_raw);
-  uint8_t* base = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // 128B swizzle atoms are 1024 bytes
+  uint8_t* base = smem_raw + swizzle_atom_pad(smem_raw);
   DkdvSmem<Cfg> sm;
   sm.k = base;
   sm.v = base + Cfg::kKBytes;
@@ -356,10 +367,7 @@ __device__ __forceinline__ void run_dkdv(const AttentionSm90aBwdParams& p) {
   sm.empty = sm.dy_full + Cfg::kStages;
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    prefetch_tensor_map(&p.q_map);
-    prefetch_tensor_map(&p.k_map);
-    prefetch_tensor_map(&p.v_map);
-    prefetch_tensor_map(&p.dy_map);
+    prefetch_maps(p);
     sm.kv_full->init(1);
     for (int s = 0; s < Cfg::kStages; ++s) {
       sm.q_full[s].init(1);
@@ -369,13 +377,8 @@ __device__ __forceinline__ void run_dkdv(const AttentionSm90aBwdParams& p) {
     Mbarrier::fence_init();
   }
   __syncthreads();
-  if (wg == 0) {
-    setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) dkdv_producer<Cfg>(p, sm);
-  } else {
-    setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    dkdv_consumer<Cfg, T>(p, sm, wg - 1);
-  }
+  split_roles<Cfg>(
+      wg, [&] { dkdv_producer<Cfg>(p, sm); }, [&](int cw) { dkdv_consumer<Cfg, T>(p, sm, cw); });
 }
 
 // ---------------------------------------------------------------- dQ
@@ -407,29 +410,17 @@ __device__ __forceinline__ void dq_producer(const AttentionSm90aBwdParams& p, co
   const int32_t kvh = h / (p.a.hq / p.a.hkv);
   const int32_t n_tiles = dq_key_tiles<Cfg>(p.a, m0);
   sm.q_full->arrive_expect_tx(2 * Cfg::kQBytes);
-#pragma unroll
-  for (int box = 0; box < Cfg::kBoxes; ++box)
-    TmaLoad4D::copy(sm.q + box * Cfg::kBoxBytesQ, &p.q_map, *sm.q_full, 64 * box, m0, h, b);
-#pragma unroll
-  for (int box = 0; box < Cfg::kBoxes; ++box)
-    TmaLoad4D::copy(sm.dy + box * Cfg::kBoxBytesQ, &p.dy_map, *sm.q_full, 64 * box, m0, h, b);
-  int stage = 0;
-  uint32_t phase = 0;
+  load_tile<Cfg::kBoxes, Cfg::kBoxBytesQ>(sm.q, &p.q_map, *sm.q_full, m0, h, b);
+  load_tile<Cfg::kBoxes, Cfg::kBoxBytesQ>(sm.dy, &p.dy_map, *sm.q_full, m0, h, b);
+  RingPos pos;
   for (int32_t t = 0; t < n_tiles; ++t) {
     const int32_t n0 = t * Cfg::kBlockN;
-    sm.empty[stage].wait(phase ^ 1u);
-    sm.k_full[stage].arrive_expect_tx(Cfg::kKBytes);
-#pragma unroll
-    for (int box = 0; box < Cfg::kBoxes; ++box)
-      TmaLoad4D::copy(sm.k(stage) + box * Cfg::kBoxBytesK, &p.k_map, sm.k_full[stage], 64 * box, n0, kvh, b);
-    sm.v_full[stage].arrive_expect_tx(Cfg::kKBytes);
-#pragma unroll
-    for (int box = 0; box < Cfg::kBoxes; ++box)
-      TmaLoad4D::copy(sm.v(stage) + box * Cfg::kBoxBytesK, &p.v_map, sm.v_full[stage], 64 * box, n0, kvh, b);
-    if (++stage == Cfg::kStages) {
-      stage = 0;
-      phase ^= 1u;
-    }
+    sm.empty[pos.stage].wait(pos.phase ^ 1u);
+    sm.k_full[pos.stage].arrive_expect_tx(Cfg::kKBytes);
+    load_tile<Cfg::kBoxes, Cfg::kBoxBytesK>(sm.k(pos.stage), &p.k_map, sm.k_full[pos.stage], n0, kvh, b);
+    sm.v_full[pos.stage].arrive_expect_tx(Cfg::kKBytes);
+    load_tile<Cfg::kBoxes, Cfg::kBoxBytesK>(sm.v(pos.stage), &p.v_map, sm.v_full[pos.stage], n0, kvh, b);
+    pos.advance<Cfg::kStages>();
   }
 }
 
@@ -465,20 +456,19 @@ __device__ __forceinline__ void dq_consumer(const AttentionSm90aBwdParams& p, co
   for (int i = 0; i < kAcc; ++i) dq[i] = 0.0f;
 
   sm.q_full->wait(0);
-  int stage = 0;
-  uint32_t phase = 0;
+  RingPos pos;
   for (int32_t kt = 0; kt < n_tiles; ++kt) {
     const int64_t n0 = static_cast<int64_t>(kt) * BN;
     float s[kTileAcc], dp[kTileAcc];
-    sm.k_full[stage].wait(phase);
+    sm.k_full[pos.stage].wait(pos.phase);
     fence_acc(s);
     wgmma_fence();
-    product_ss<MmaS, D>(s, sm.q, Cfg::kBoxBytesQ, 64 * cw, sm.k(stage), Cfg::kBoxBytesK);  // S = Q K^T
+    product_ss<MmaS, D>(s, sm.q, Cfg::kBoxBytesQ, 64 * cw, sm.k(pos.stage), Cfg::kBoxBytesK);  // S = Q K^T
     wgmma_commit();
-    sm.v_full[stage].wait(phase);
+    sm.v_full[pos.stage].wait(pos.phase);
     fence_acc(dp);
     wgmma_fence();
-    product_ss<MmaS, D>(dp, sm.dy, Cfg::kBoxBytesQ, 64 * cw, sm.v(stage), Cfg::kBoxBytesK);  // dP = dY V^T
+    product_ss<MmaS, D>(dp, sm.dy, Cfg::kBoxBytesQ, 64 * cw, sm.v(pos.stage), Cfg::kBoxBytesK);  // dP = dY V^T
     wgmma_commit();
     wgmma_wait<0>();
     fence_acc(s);
@@ -497,16 +487,13 @@ __device__ __forceinline__ void dq_consumer(const AttentionSm90aBwdParams& p, co
     split_parts<T>(dp, da);
     fence_acc(dq);
     wgmma_fence();
-    product_rs<T, D>(dq, da, sm.k(stage), Cfg::kBoxBytesK);  // dQ += dS K
+    product_rs<T, D>(dq, da, sm.k(pos.stage), Cfg::kBoxBytesK);  // dQ += dS K
     wgmma_commit();
     wgmma_wait<0>();
     fence_acc(dq);
     fence_parts<T>(da);
-    if (t == 0) sm.empty[stage].arrive();
-    if (++stage == Cfg::kStages) {
-      stage = 0;
-      phase ^= 1u;
-    }
+    if (t == 0) sm.empty[pos.stage].arrive();
+    pos.advance<Cfg::kStages>();
   }
 
   uint16_t* dqg = static_cast<uint16_t*>(a.dq) + b * a.dq_stride[0] + h * a.dq_stride[2];
@@ -516,8 +503,7 @@ __device__ __forceinline__ void dq_consumer(const AttentionSm90aBwdParams& p, co
 template <class Cfg, class T>
 __device__ __forceinline__ void run_dq(const AttentionSm90aBwdParams& p) {
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t raw = smem_u32(smem_raw);
-  uint8_t* base = smem_raw + (((raw + 1023u) & ~1023u) - raw);
+  uint8_t* base = smem_raw + swizzle_atom_pad(smem_raw);
   DqSmem<Cfg> sm;
   sm.q = base;
   sm.dy = base + Cfg::kQBytes;
@@ -528,10 +514,7 @@ __device__ __forceinline__ void run_dq(const AttentionSm90aBwdParams& p) {
   sm.empty = sm.v_full + Cfg::kStages;
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    prefetch_tensor_map(&p.q_map);
-    prefetch_tensor_map(&p.k_map);
-    prefetch_tensor_map(&p.v_map);
-    prefetch_tensor_map(&p.dy_map);
+    prefetch_maps(p);
     sm.q_full->init(1);
     for (int s = 0; s < Cfg::kStages; ++s) {
       sm.k_full[s].init(1);
@@ -541,13 +524,8 @@ __device__ __forceinline__ void run_dq(const AttentionSm90aBwdParams& p) {
     Mbarrier::fence_init();
   }
   __syncthreads();
-  if (wg == 0) {
-    setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) dq_producer<Cfg>(p, sm);
-  } else {
-    setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    dq_consumer<Cfg, T>(p, sm, wg - 1);
-  }
+  split_roles<Cfg>(
+      wg, [&] { dq_producer<Cfg>(p, sm); }, [&](int cw) { dq_consumer<Cfg, T>(p, sm, cw); });
 }
 
 #endif  // HAL_PTX_SM90A
