@@ -83,24 +83,16 @@
 
 namespace hal::ptx::attention_sm90a {
 
-// The element types (F16, Bf16: their parts, wgmma shapes, pack / unpack)
-// and the register-level steps (P's 16-bit split, the operand fences, the
-// SS and RS products) are shared with the backward
-// (attention_sm90a_elements.cuh).
-using attention_sm90a_elements::Bf16;
-using attention_sm90a_elements::F16;
+// Shared with the backward: the element types (F16, Bf16: their parts,
+// wgmma shapes, pack / unpack) and the register-level steps (P's 16-bit
+// split, the operand fences, the SS and RS products) in
+// attention_sm90a_elements.cuh; the block scaffolding (shared-memory
+// alignment, the role split, RingPos, load_tile) in
+// attention_sm90a_pipeline.cuh.
+using namespace attention_sm90a_elements;
+using namespace attention_sm90a_pipeline;
 
 #if HAL_PTX_SM90A
-
-using attention_sm90a_elements::fence_acc;
-using attention_sm90a_elements::fence_parts;
-using attention_sm90a_elements::product_rs;
-using attention_sm90a_elements::product_ss;
-using attention_sm90a_elements::split_parts;
-using attention_sm90a_pipeline::load_tile;
-using attention_sm90a_pipeline::RingPos;
-using attention_sm90a_pipeline::split_roles;
-using attention_sm90a_pipeline::swizzle_atom_pad;
 
 // Shared memory, carved from the 1024-aligned dynamic allocation.
 template <class Cfg>

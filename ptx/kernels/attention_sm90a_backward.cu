@@ -75,23 +75,14 @@
 
 namespace hal::ptx::attention_sm90a_bwd {
 
-// The element types (F16, Bf16) and the register-level steps (the 16-bit
-// split of P / dS, the operand fences, the SS and RS products) are the
-// forward's (attention_sm90a_elements.cuh).
-using attention_sm90a_elements::Bf16;
-using attention_sm90a_elements::F16;
+// The forward's element types (F16, Bf16), register-level steps (the
+// 16-bit split of P / dS, the operand fences, the SS and RS products;
+// attention_sm90a_elements.cuh) and block scaffolding
+// (attention_sm90a_pipeline.cuh).
+using namespace attention_sm90a_elements;
+using namespace attention_sm90a_pipeline;
 
 #if HAL_PTX_SM90A
-
-using attention_sm90a_elements::fence_acc;
-using attention_sm90a_elements::fence_parts;
-using attention_sm90a_elements::product_rs;
-using attention_sm90a_elements::product_ss;
-using attention_sm90a_elements::split_parts;
-using attention_sm90a_pipeline::load_tile;
-using attention_sm90a_pipeline::RingPos;
-using attention_sm90a_pipeline::split_roles;
-using attention_sm90a_pipeline::swizzle_atom_pad;
 
 constexpr float kLog2e = 1.4426950408889634f;
 
