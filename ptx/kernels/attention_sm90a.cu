@@ -281,6 +281,14 @@ struct Consumer {
     fence_parts<T>(pa);
   }
 
+  // A work item's start: O = 0, no key seen (running max -inf, sums 0).
+  static __device__ __forceinline__ void begin_item(float (&o)[kOAcc], float (&row_m)[2], float (&row_l)[2]) {
+#pragma unroll
+    for (int i = 0; i < kOAcc; ++i) o[i] = 0.0f;
+    row_m[0] = row_m[1] = -INFINITY;
+    row_l[0] = row_l[1] = 0.0f;
+  }
+
   // Softmax of key tile n0 (masked where the tile reaches past the keys
   // every row sees); returns O's rescale factors in corr.
   static __device__ __forceinline__ void softmax(SRegs& s, float (&row_m)[2], float (&row_l)[2],
@@ -421,10 +429,8 @@ __device__ __forceinline__ void consumer_serial(const AttentionSm90aParams& p, c
   for (int32_t index = blockIdx.x; index < p.items; index += gridDim.x) {
     const Item it = item_at<Cfg>(p, index);
     const int64_t row0 = it.q0 + cw * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
-    float o[C::kOAcc];
-#pragma unroll
-    for (int i = 0; i < C::kOAcc; ++i) o[i] = 0.0f;
-    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.0f, 0.0f};
+    float o[C::kOAcc], row_m[2], row_l[2];
+    C::begin_item(o, row_m, row_l);
     if (it.n_kv > 0) {
       sm.q_full->wait(q_phase);
       q_phase ^= 1u;
@@ -514,10 +520,8 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
   for (int32_t index = blockIdx.x; index < p.items; index += gridDim.x) {
     const Item it = item_at<Cfg>(p, index);
     const int64_t row0 = it.q0 + cw * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
-    float o[C::kOAcc];
-#pragma unroll
-    for (int i = 0; i < C::kOAcc; ++i) o[i] = 0.0f;
-    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.0f, 0.0f};
+    float o[C::kOAcc], row_m[2], row_l[2];
+    C::begin_item(o, row_m, row_l);
     if (it.n_kv > 0) {
       sm.q_full->wait(q_phase);
       q_phase ^= 1u;
