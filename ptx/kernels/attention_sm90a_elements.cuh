@@ -15,52 +15,36 @@
 
 #include <type_traits>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include "ptx/arch_config.cuh"
+#include "ptx/kernels/attention_mma_tile.cuh"  // F16Traits, Bf16Traits
 #include "ptx/wgmma_sm90a.cuh"
 
 namespace hal::ptx::attention_sm90a_elements {
 
-// kParts: the 16-bit parts a value is split into, x = hi + mid [+ lo] (f16
-// 2, bf16 3: enough that the products stay within fp32-accumulation error).
-// MmaSS<N>: m64nNk16, both operands K-major in shared memory (N = 32, 64 or
-// 128). MmaRS<N>: m64nNk16 with A from registers and B MN-major (the
-// transpose bit; N = 64 or 128). The wgmma structs are only instantiated (and
-// checked) in the sm_90a pass.
-struct F16 {
-  static constexpr int kParts = 2;
+// kParts (the 16-bit parts a value is split into, x = hi + mid [+ lo]: f16
+// 2, bf16 3, enough that the products stay within fp32-accumulation error),
+// pack and unpack are the mma.sync kernels' (attention_mma_tile.cuh F16Traits
+// / Bf16Traits: the same rounding as the verified kernels; their m16n8k16
+// Mma is not used here). MmaSS<N>: m64nNk16, both operands K-major in shared
+// memory (N = 32, 64 or 128). MmaRS<N>: m64nNk16 with A from registers and B
+// MN-major (the transpose bit; N = 64 or 128). The wgmma structs are only
+// instantiated (and checked) in the sm_90a pass.
+struct F16 : attention_tile::F16Traits {
   template <int N>
   using MmaSS = typename std::conditional<
       N == 32, WgmmaM64N32K16F32F16SS<0, 0>,
       typename std::conditional<N == 64, WgmmaM64N64K16F32F16SS<0, 0>, WgmmaM64N128K16F32F16SS<0, 0>>::type>::type;
   template <int N>
   using MmaRS = typename std::conditional<N == 64, WgmmaM64N64K16F32F16RS<1>, WgmmaM64N128K16F32F16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __half22float2(*reinterpret_cast<__half2*>(&v));
-  }
 };
 
-struct Bf16 {
-  static constexpr int kParts = 3;
+struct Bf16 : attention_tile::Bf16Traits {
   template <int N>
   using MmaSS = typename std::conditional<
       N == 32, WgmmaM64N32K16F32Bf16SS<0, 0>,
       typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16SS<0, 0>, WgmmaM64N128K16F32Bf16SS<0, 0>>::type>::type;
   template <int N>
   using MmaRS = typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16RS<1>, WgmmaM64N128K16F32Bf16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
-  }
 };
 
 #if HAL_PTX_SM90A
