@@ -209,7 +209,7 @@ def check_fp8_isa(path):
 # The sm_90a attention kernels (ptx/kernels/attention_sm90a.cu, the forward;
 # ptx/kernels/attention_sm90a_backward.cu, the backward's dK/dV and dQ) and
 # the register count their launch must have (AttentionSm90aTile and
-# AttentionSm90aBwdRegisters::kLaunchRegisters).
+# AttentionSm90aRegisters::kLaunchRegisters).
 ATTENTION_SM90A_BACKWARD = tuple(f"hal_attention_bwd_{k}_sm90a_{t}_d{d}" for k in ("dkdv", "dq")
                                  for t in ("f16", "bf16") for d in (64, 128))
 # The forward's overlap / pingpong schedule variants (AttentionSm90aSchedule,

@@ -65,11 +65,6 @@
 #include <math.h>
 #include <stdint.h>
 
-#include <type_traits>
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #define HAL_PTX_BOUNDED_WAITS 1
 #define HAL_PTX_MBARRIER_TRAP_MESSAGE 0
 // The longest wait (the producer's on q_empty) lasts one work item,
@@ -77,7 +72,9 @@
 #define HAL_PTX_MBARRIER_SPIN_LIMIT (1u << 24)
 
 #include "ptx/arch_config.cuh"
+#include "ptx/kernels/attention_sm90a_elements.cuh"
 #include "ptx/kernels/attention_sm90a_params.h"
+#include "ptx/kernels/attention_sm90a_pipeline.cuh"
 #include "ptx/kernels/attention_sm90a_sync.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
@@ -86,40 +83,14 @@
 
 namespace hal::ptx::attention_sm90a {
 
-// The wgmma structs are only instantiated (and checked) in the sm_90a pass.
-struct F16 {
-  static constexpr int kPParts = 2;
-  template <int N>
-  using MmaS = typename std::conditional<
-      N == 32, WgmmaM64N32K16F32F16SS<0, 0>,
-      typename std::conditional<N == 64, WgmmaM64N64K16F32F16SS<0, 0>, WgmmaM64N128K16F32F16SS<0, 0>>::type>::type;
-  template <int D>
-  using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32F16RS<1>, WgmmaM64N128K16F32F16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __half22float2(*reinterpret_cast<__half2*>(&v));
-  }
-};
-
-struct Bf16 {
-  static constexpr int kPParts = 3;
-  template <int N>
-  using MmaS = typename std::conditional<
-      N == 32, WgmmaM64N32K16F32Bf16SS<0, 0>,
-      typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16SS<0, 0>, WgmmaM64N128K16F32Bf16SS<0, 0>>::type>::type;
-  template <int D>
-  using MmaO = typename std::conditional<D == 64, WgmmaM64N64K16F32Bf16RS<1>, WgmmaM64N128K16F32Bf16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
-  }
-};
+// Shared with the backward: the element types (F16, Bf16: their parts,
+// wgmma shapes, pack / unpack) and the register-level steps (P's 16-bit
+// split, the operand fences, the SS and RS products) in
+// attention_sm90a_elements.cuh; the block scaffolding (shared-memory
+// alignment, the role split, RingPos, load_tile) in
+// attention_sm90a_pipeline.cuh.
+using namespace attention_sm90a_elements;
+using namespace attention_sm90a_pipeline;
 
 #if HAL_PTX_SM90A
 
@@ -161,6 +132,9 @@ __device__ __forceinline__ Item item_at(const AttentionSm90aParams& p, int32_t i
 
 template <class Cfg>
 __device__ __forceinline__ void producer(const AttentionSm90aParams& p, const Smem<Cfg>& sm) {
+  // Written out (not RingPos / load_tile, attention_sm90a_pipeline.cuh):
+  // with either, nvcc 13.0 numbers this loop's registers differently, and
+  // refactors of these unrun kernels keep their PTX byte-identical.
   int stage = 0;
   uint32_t phase = 0, q_phase = 0;
   for (int32_t index = blockIdx.x; index < p.items; index += gridDim.x) {
@@ -277,59 +251,42 @@ struct Consumer {
   static constexpr int kOAcc = D / 2;                 // fp32 accumulators of m64nD per thread
   static constexpr int kSAcc = Cfg::kBlockK / 2;     // fp32 accumulators of S (m64n<kBlockK>) per thread
   static constexpr int kSlices = Cfg::kBlockK / 16;  // k16 slices of P V
-  using MmaS = typename T::template MmaS<Cfg::kBlockK>;
+  using MmaS = typename T::template MmaSS<Cfg::kBlockK>;
   using SRegs = float[kSAcc];
-  using MmaO = typename T::template MmaO<D>;
-  using PRegs = uint32_t[T::kPParts][kSlices][4];
+  using PRegs = uint32_t[T::kParts][kSlices][4];
 
   // S = Q K^T of the stage's K tile into s (zero-initialised by the first
   // k16 slice); issued and committed, not waited for.
   static __device__ __forceinline__ void issue_s(SRegs& s, const Smem<Cfg>& sm, int stage, int cw) {
-#pragma unroll
-    for (int i = 0; i < kSAcc; ++i) wgmma_fence_operand(s[i]);
+    fence_acc(s);
     wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < D / 16; ++k) {
-      // k16 slice k: box k / 4, 32 bytes per slice inside its 128-byte rows.
-      const uint8_t* qa = sm.q + (k / 4) * Cfg::kBoxBytesQ + cw * 64 * 128 + 32 * (k % 4);
-      const uint8_t* kb = sm.k(stage) + (k / 4) * Cfg::kBoxBytesK + 32 * (k % 4);
-      MmaS::fma(s, make_wgmma_desc(qa, 16, 1024, WgmmaSwizzle::b128), make_wgmma_desc(kb, 16, 1024, WgmmaSwizzle::b128),
-                k > 0 ? 1 : 0);
-    }
+    product_ss<MmaS, D>(s, sm.q, Cfg::kBoxBytesQ, cw * 64, sm.k(stage), Cfg::kBoxBytesK);
     wgmma_commit();
   }
 
-  // O += P V of the stage's V tile, P's parts as the A fragments; issued and
-  // committed, not waited for (o and pa stay untouched until a wait covers it).
+  // O += P V of the stage's V tile (keys 16kj.. of every 64-channel box),
+  // P's parts as the A fragments; issued and committed, not waited for (o
+  // and pa stay untouched until a wait covers it).
   static __device__ __forceinline__ void issue_pv(float (&o)[kOAcc], PRegs& pa, const Smem<Cfg>& sm, int stage) {
-#pragma unroll
-    for (int i = 0; i < kOAcc; ++i) wgmma_fence_operand(o[i]);
+    fence_acc(o);
     wgmma_fence();
-#pragma unroll
-    for (int kj = 0; kj < kSlices; ++kj) {
-      // Keys 16kj.. of every 64-channel box (2048 bytes per 16 rows); boxes
-      // are kBoxBytesK apart (LBO), 8-key groups 1024 bytes (SBO).
-      const uint64_t desc_v = make_wgmma_desc(sm.v(stage) + 2048 * kj, Cfg::kBoxBytesK, 1024, WgmmaSwizzle::b128);
-#pragma unroll
-      for (int part = 0; part < T::kPParts; ++part) MmaO::fma(o, pa[part][kj], desc_v, 1);
-    }
+    product_rs<T, D>(o, pa, sm.v(stage), Cfg::kBoxBytesK);
     wgmma_commit();
   }
 
-  static __device__ __forceinline__ void fence_s(SRegs& s) {
-#pragma unroll
-    for (int i = 0; i < kSAcc; ++i) wgmma_fence_operand(s[i]);
-  }
+  static __device__ __forceinline__ void fence_s(SRegs& s) { fence_acc(s); }
 
   static __device__ __forceinline__ void fence_o_p(float (&o)[kOAcc], PRegs& pa) {
+    fence_acc(o);
+    fence_parts<T>(pa);
+  }
+
+  // A work item's start: O = 0, no key seen (running max -inf, sums 0).
+  static __device__ __forceinline__ void begin_item(float (&o)[kOAcc], float (&row_m)[2], float (&row_l)[2]) {
 #pragma unroll
-    for (int i = 0; i < kOAcc; ++i) wgmma_fence_operand(o[i]);
-#pragma unroll
-    for (int part = 0; part < T::kPParts; ++part)
-#pragma unroll
-      for (int kj = 0; kj < kSlices; ++kj)
-#pragma unroll
-        for (int w = 0; w < 4; ++w) wgmma_fence_operand(pa[part][kj][w]);
+    for (int i = 0; i < kOAcc; ++i) o[i] = 0.0f;
+    row_m[0] = row_m[1] = -INFINITY;
+    row_l[0] = row_l[1] = 0.0f;
   }
 
   // Softmax of key tile n0 (masked where the tile reaches past the keys
@@ -368,22 +325,8 @@ struct Consumer {
     }
   }
 
-  // P's 16-bit parts as A fragments: slice kj = column groups 2kj, 2kj + 1;
-  // part 0 = round(p), part k = round(what the earlier parts missed).
-  static __device__ __forceinline__ void split_p(const SRegs& s, PRegs& pa) {
-#pragma unroll
-    for (int kj = 0; kj < kSlices; ++kj)
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        float lo = s[8 * kj + 2 * w], hi = s[8 * kj + 2 * w + 1];
-#pragma unroll
-        for (int part = 0; part < T::kPParts; ++part) {
-          pa[part][kj][w] = T::pack(lo, hi);
-          const float2 back = T::unpack(pa[part][kj][w]);
-          lo -= back.x, hi -= back.y;
-        }
-      }
-  }
+  // P's 16-bit parts as A fragments (attention_sm90a_elements.cuh).
+  static __device__ __forceinline__ void split_p(const SRegs& s, PRegs& pa) { split_parts<T>(s, pa); }
 
   // Row sums over the quad; returns 1 / l (0 for a row with no visible key).
   static __device__ __forceinline__ void finish_rows(float (&row_l)[2], float (&inv)[2]) {
@@ -472,19 +415,6 @@ struct Consumer {
   }
 };
 
-// A ring position: stage index and the parity of its current pass.
-struct RingPos {
-  int stage = 0;
-  uint32_t phase = 0;
-  template <int kStages>
-  __device__ __forceinline__ void advance() {
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1u;
-    }
-  }
-};
-
 // The first kernel's order: S_j, wait; softmax; P_j V_j, wait. The stage is
 // released (k_empty and v_empty together) after both.
 template <class Cfg, class T>
@@ -499,10 +429,8 @@ __device__ __forceinline__ void consumer_serial(const AttentionSm90aParams& p, c
   for (int32_t index = blockIdx.x; index < p.items; index += gridDim.x) {
     const Item it = item_at<Cfg>(p, index);
     const int64_t row0 = it.q0 + cw * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
-    float o[C::kOAcc];
-#pragma unroll
-    for (int i = 0; i < C::kOAcc; ++i) o[i] = 0.0f;
-    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.0f, 0.0f};
+    float o[C::kOAcc], row_m[2], row_l[2];
+    C::begin_item(o, row_m, row_l);
     if (it.n_kv > 0) {
       sm.q_full->wait(q_phase);
       q_phase ^= 1u;
@@ -592,10 +520,8 @@ __device__ __forceinline__ void consumer_overlap(const AttentionSm90aParams& p, 
   for (int32_t index = blockIdx.x; index < p.items; index += gridDim.x) {
     const Item it = item_at<Cfg>(p, index);
     const int64_t row0 = it.q0 + cw * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
-    float o[C::kOAcc];
-#pragma unroll
-    for (int i = 0; i < C::kOAcc; ++i) o[i] = 0.0f;
-    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.0f, 0.0f};
+    float o[C::kOAcc], row_m[2], row_l[2];
+    C::begin_item(o, row_m, row_l);
     if (it.n_kv > 0) {
       sm.q_full->wait(q_phase);
       q_phase ^= 1u;
@@ -659,8 +585,7 @@ template <class Cfg, class T, int kSchedule>
 __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
   constexpr bool kTmaStore = kSchedule != static_cast<int>(AttentionSm90aSchedule::serial);
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t raw = smem_u32(smem_raw);
-  uint8_t* base = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // 128B swizzle atoms are 1024 bytes
+  uint8_t* base = smem_raw + swizzle_atom_pad(smem_raw);
   Smem<Cfg> sm;
   sm.ring = base;
   sm.q = base + Cfg::kStages * 2 * Cfg::kKBytes;
@@ -688,16 +613,14 @@ __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
     Mbarrier::fence_init();
   }
   __syncthreads();
-  if (wg == 0) {
-    setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) producer<Cfg>(p, sm);
-  } else {
-    setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    if constexpr (kSchedule == static_cast<int>(AttentionSm90aSchedule::serial))
-      consumer_serial<Cfg, T>(p, sm, wg - 1);
-    else
-      consumer_overlap<Cfg, T, kSchedule == static_cast<int>(AttentionSm90aSchedule::pingpong)>(p, sm, wg - 1);
-  }
+  split_roles<Cfg>(
+      wg, [&] { producer<Cfg>(p, sm); },
+      [&](int cw) {
+        if constexpr (kSchedule == static_cast<int>(AttentionSm90aSchedule::serial))
+          consumer_serial<Cfg, T>(p, sm, cw);
+        else
+          consumer_overlap<Cfg, T, kSchedule == static_cast<int>(AttentionSm90aSchedule::pingpong)>(p, sm, cw);
+      });
 }
 
 #endif  // HAL_PTX_SM90A
@@ -706,7 +629,7 @@ __device__ __forceinline__ void run(const AttentionSm90aParams& p) {
 template <int D, class T, int kSchedule>
 __device__ __forceinline__ void entry(const AttentionSm90aParams& p) {
 #if HAL_PTX_SM90A
-  run<AttentionSm90aScheduleTile<D, kSchedule, T::kPParts == 3>, T, kSchedule>(p);
+  run<AttentionSm90aScheduleTile<D, kSchedule, T::kParts == 3>, T, kSchedule>(p);
 #else
   (void)p;
 #endif

@@ -57,11 +57,6 @@
 #include <math.h>
 #include <stdint.h>
 
-#include <type_traits>
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #define HAL_PTX_BOUNDED_WAITS 1
 #define HAL_PTX_MBARRIER_TRAP_MESSAGE 0
 // The longest wait (the producer's on an empty stage) lasts one tile's
@@ -71,6 +66,8 @@
 #include "kernel_params/attention_backward.h"
 #include "ptx/arch_config.cuh"
 #include "ptx/kernels/attention_sm90a_backward_params.h"
+#include "ptx/kernels/attention_sm90a_elements.cuh"
+#include "ptx/kernels/attention_sm90a_pipeline.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/setmaxnreg.cuh"
 #include "ptx/tma.cuh"
@@ -78,36 +75,12 @@
 
 namespace hal::ptx::attention_sm90a_bwd {
 
-// The wgmma structs are only instantiated (and checked) in the sm_90a pass.
-// MmaS: the SS products (N = 64 queries or keys); MmaG<D>: the RS gradient
-// products (N = d), B MN-major.
-struct F16 {
-  static constexpr int kParts = 2;
-  using MmaS = WgmmaM64N64K16F32F16SS<0, 0>;
-  template <int D>
-  using MmaG = typename std::conditional<D == 64, WgmmaM64N64K16F32F16RS<1>, WgmmaM64N128K16F32F16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __half22float2(*reinterpret_cast<__half2*>(&v));
-  }
-};
-
-struct Bf16 {
-  static constexpr int kParts = 3;
-  using MmaS = WgmmaM64N64K16F32Bf16SS<0, 0>;
-  template <int D>
-  using MmaG = typename std::conditional<D == 64, WgmmaM64N64K16F32Bf16RS<1>, WgmmaM64N128K16F32Bf16RS<1>>::type;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&h);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t v) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
-  }
-};
+// The forward's element types (F16, Bf16), register-level steps (the
+// 16-bit split of P / dS, the operand fences, the SS and RS products;
+// attention_sm90a_elements.cuh) and block scaffolding
+// (attention_sm90a_pipeline.cuh).
+using namespace attention_sm90a_elements;
+using namespace attention_sm90a_pipeline;
 
 #if HAL_PTX_SM90A
 
@@ -133,78 +106,6 @@ __device__ __forceinline__ float2 ld_shared_f32x2(const float* p) {
   return v;
 }
 
-__device__ __forceinline__ void fence_tile(float (&x)[kTileAcc]) {
-#pragma unroll
-  for (int i = 0; i < kTileAcc; ++i) wgmma_fence_operand(x[i]);
-}
-
-template <int N>
-__device__ __forceinline__ void fence_acc(float (&x)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) wgmma_fence_operand(x[i]);
-}
-
-// out[64 x 64] = A[64 rows from a_row0][D] B[64][D]^T, both K-major
-// 128B-swizzled tiles of D / 64 boxes (a_box / b_box bytes apart); k16
-// slice k is box k / 4, 32 bytes into its 128-byte rows. Issued, not
-// committed.
-template <class MmaS, int D>
-__device__ __forceinline__ void product_ss(float (&out)[kTileAcc], const uint8_t* a_tile, int a_box, int a_row0,
-                                           const uint8_t* b_tile, int b_box) {
-#pragma unroll
-  for (int k = 0; k < D / 16; ++k) {
-    const uint8_t* pa = a_tile + (k / 4) * a_box + a_row0 * 128 + 32 * (k % 4);
-    const uint8_t* pb = b_tile + (k / 4) * b_box + 32 * (k % 4);
-    MmaS::fma(out, make_wgmma_desc(pa, 16, 1024, WgmmaSwizzle::b128), make_wgmma_desc(pb, 16, 1024, WgmmaSwizzle::b128),
-              k > 0 ? 1 : 0);
-  }
-}
-
-// x's 16-bit parts as A fragments: slice kj = column groups 2kj, 2kj + 1;
-// part 0 = round(x), part k = round(what the earlier parts missed) (the
-// mma.sync kernel's accumulate_xb).
-template <class T>
-__device__ __forceinline__ void split_parts(const float (&x)[kTileAcc], uint32_t (&xa)[T::kParts][kSlices][4]) {
-#pragma unroll
-  for (int kj = 0; kj < kSlices; ++kj)
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {
-      float lo = x[8 * kj + 2 * w], hi = x[8 * kj + 2 * w + 1];
-#pragma unroll
-      for (int part = 0; part < T::kParts; ++part) {
-        xa[part][kj][w] = T::pack(lo, hi);
-        const float2 back = T::unpack(xa[part][kj][w]);
-        lo -= back.x, hi -= back.y;
-      }
-    }
-}
-
-template <class T>
-__device__ __forceinline__ void fence_parts(uint32_t (&xa)[T::kParts][kSlices][4]) {
-#pragma unroll
-  for (int part = 0; part < T::kParts; ++part)
-#pragma unroll
-    for (int kj = 0; kj < kSlices; ++kj)
-#pragma unroll
-      for (int w = 0; w < 4; ++w) wgmma_fence_operand(xa[part][kj][w]);
-}
-
-// acc[64 x D] += X[64 x 64] B[64][D], X as its parts, B a MN-major
-// 128B-swizzled tile (rows = the k index): rows 16kj.. of every box are
-// 2048 bytes in (LBO = box bytes, SBO = 1024 per 8 rows). Issued, not
-// committed. Terms in slice order, then part order (as accumulate_xb).
-template <class T, int D>
-__device__ __forceinline__ void product_rs(float (&acc)[D / 2], const uint32_t (&xa)[T::kParts][kSlices][4],
-                                           const uint8_t* b_tile, int b_box) {
-  using MmaG = typename T::template MmaG<D>;
-#pragma unroll
-  for (int kj = 0; kj < kSlices; ++kj) {
-    const uint64_t desc = make_wgmma_desc(b_tile + 2048 * kj, b_box, 1024, WgmmaSwizzle::b128);
-#pragma unroll
-    for (int part = 0; part < T::kParts; ++part) MmaG::fma(acc, xa[part][kj], desc, 1);
-  }
-}
-
 // Stores rows row0 + g, + 8 of a warp's slice of a 64 x D accumulator
 // (times mul) as 4-byte pairs; rows >= rows_end are skipped.
 template <class T, int D>
@@ -220,6 +121,14 @@ __device__ __forceinline__ void store_rows(uint16_t* base, int64_t stride, int64
     for (int j = 0; j < D / 8; ++j)
       *reinterpret_cast<uint32_t*>(out + 8 * j + 2 * qd) = T::pack(acc[4 * j + 2 * r] * mul, acc[4 * j + 2 * r + 1] * mul);
   }
+}
+
+// Both kernels' thread 0, before the barriers are initialised.
+__device__ __forceinline__ void prefetch_maps(const AttentionSm90aBwdParams& p) {
+  prefetch_tensor_map(&p.q_map);
+  prefetch_tensor_map(&p.k_map);
+  prefetch_tensor_map(&p.v_map);
+  prefetch_tensor_map(&p.dy_map);
 }
 
 // ---------------------------------------------------------------- dK / dV
@@ -268,6 +177,9 @@ __device__ __forceinline__ void dkdv_producer(const AttentionSm90aBwdParams& p, 
 #pragma unroll
   for (int box = 0; box < Cfg::kBoxes; ++box)
     TmaLoad4D::copy(sm.v + box * Cfg::kBoxBytesK, &p.v_map, *sm.kv_full, 64 * box, w.j0, w.kvh, w.b);
+  // Written out (not RingPos / load_tile as dq_producer): with them nvcc
+  // 13.0 swaps two register numbers here, and refactors of these unrun
+  // kernels keep their PTX byte-identical.
   int stage = 0;
   uint32_t phase = 0;
   for (int32_t h = w.h_begin; h < w.h_end; ++h)
@@ -293,7 +205,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
   constexpr int D = Cfg::kD, BM = Cfg::kBlockM, BN = Cfg::kBlockN;
   constexpr int kAcc = D / 2;  // fp32 accumulators of m64nD per thread
   constexpr bool kSplit = Cfg::kSplit;
-  using MmaS = typename T::MmaS;
+  using MmaS = typename T::template MmaSS<64>;
   const kernel_params::AttentionBackwardParams& a = p.a;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, g = lane / 4, qd = lane % 4;
   const DkdvWalk w = dkdv_walk<Cfg>(a);
@@ -315,8 +227,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
   for (int i = 0; i < (kSplit ? 1 : kAcc); ++i) acc_dk[i] = 0.0f;
 
   sm.kv_full->wait(0);
-  int stage = 0;
-  uint32_t phase = 0;
+  RingPos pos;
   for (int32_t h = w.h_begin; h < w.h_end; ++h)
     for (int64_t i0 = w.i_begin; i0 < a.sq; i0 += BM) {
       // The tile's lse (log2 domain) and D into this warpgroup's buffer,
@@ -331,21 +242,21 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
       warpgroup_barrier(cw);
 
       float s[kTileAcc], dpt[kTileAcc];
-      sm.q_full[stage].wait(phase);
-      fence_tile(s);
+      sm.q_full[pos.stage].wait(pos.phase);
+      fence_acc(s);
       wgmma_fence();
-      product_ss<MmaS, D>(s, sm.k, Cfg::kBoxBytesK, key_row0, sm.q(stage), Cfg::kBoxBytesQ);  // S^T = K Q^T
+      product_ss<MmaS, D>(s, sm.k, Cfg::kBoxBytesK, key_row0, sm.q(pos.stage), Cfg::kBoxBytesQ);  // S^T = K Q^T
       wgmma_commit();
-      sm.dy_full[stage].wait(phase);
+      sm.dy_full[pos.stage].wait(pos.phase);
       if (needs_ds) {
-        fence_tile(dpt);
+        fence_acc(dpt);
         wgmma_fence();
-        product_ss<MmaS, D>(dpt, sm.v, Cfg::kBoxBytesK, key_row0, sm.dy(stage), Cfg::kBoxBytesQ);  // dP^T = V dY^T
+        product_ss<MmaS, D>(dpt, sm.v, Cfg::kBoxBytesK, key_row0, sm.dy(pos.stage), Cfg::kBoxBytesQ);  // dP^T = V dY^T
         wgmma_commit();
       }
       wgmma_wait<0>();
-      fence_tile(s);
-      if (needs_ds) fence_tile(dpt);
+      fence_acc(s);
+      if (needs_ds) fence_acc(dpt);
 
       // Key j0 + krow is masked for query i0 + col when krow - col > diag
       // (j > i + shift), diag clamped to the tile (32-bit compares, as the
@@ -384,7 +295,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
         else split_parts<T>(s, xa);
         fence_acc(acc);
         wgmma_fence();
-        product_rs<T, D>(acc, xa, dk_role ? sm.q(stage) : sm.dy(stage), Cfg::kBoxBytesQ);
+        product_rs<T, D>(acc, xa, dk_role ? sm.q(pos.stage) : sm.dy(pos.stage), Cfg::kBoxBytesQ);
         wgmma_commit();
         wgmma_wait<0>();
         fence_acc(acc);
@@ -397,7 +308,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
         split_parts<T>(s, pa);
         fence_acc(acc);
         wgmma_fence();
-        product_rs<T, D>(acc, pa, sm.dy(stage), Cfg::kBoxBytesQ);  // dV += P^T dY
+        product_rs<T, D>(acc, pa, sm.dy(pos.stage), Cfg::kBoxBytesQ);  // dV += P^T dY
         wgmma_commit();
         if constexpr (kSerial) {
           wgmma_wait<0>();
@@ -408,7 +319,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
         split_parts<T>(dpt, da);
         fence_acc(acc_dk);
         wgmma_fence();
-        product_rs<T, D>(acc_dk, da, sm.q(stage), Cfg::kBoxBytesQ);  // dK += dS^T Q
+        product_rs<T, D>(acc_dk, da, sm.q(pos.stage), Cfg::kBoxBytesQ);  // dK += dS^T Q
         wgmma_commit();
         wgmma_wait<0>();
         fence_acc(acc);
@@ -416,11 +327,8 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
         if constexpr (!kSerial) fence_parts<T>(pa);
         fence_parts<T>(da);
       }
-      if (t == 0) sm.empty[stage].arrive();
-      if (++stage == Cfg::kStages) {
-        stage = 0;
-        phase ^= 1u;
-      }
+      if (t == 0) sm.empty[pos.stage].arrive();
+      pos.advance<Cfg::kStages>();
     }
 
   uint16_t* dkg = static_cast<uint16_t*>(a.dk) + w.b * a.dk_stride[0] + w.kvh * a.dk_stride[2];
@@ -438,8 +346,7 @@ __device__ __forceinline__ void dkdv_consumer(const AttentionSm90aBwdParams& p, 
 template <class Cfg, class T>
 __device__ __forceinline__ void run_dkdv(const AttentionSm90aBwdParams& p) {
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t raw = smem_u32(smem_raw);
-  uint8_t* base = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // 128B swizzle atoms are 1024 bytes
+  uint8_t* base = smem_raw + swizzle_atom_pad(smem_raw);
   DkdvSmem<Cfg> sm;
   sm.k = base;
   sm.v = base + Cfg::kKBytes;
@@ -451,10 +358,7 @@ __device__ __forceinline__ void run_dkdv(const AttentionSm90aBwdParams& p) {
   sm.empty = sm.dy_full + Cfg::kStages;
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    prefetch_tensor_map(&p.q_map);
-    prefetch_tensor_map(&p.k_map);
-    prefetch_tensor_map(&p.v_map);
-    prefetch_tensor_map(&p.dy_map);
+    prefetch_maps(p);
     sm.kv_full->init(1);
     for (int s = 0; s < Cfg::kStages; ++s) {
       sm.q_full[s].init(1);
@@ -464,13 +368,8 @@ __device__ __forceinline__ void run_dkdv(const AttentionSm90aBwdParams& p) {
     Mbarrier::fence_init();
   }
   __syncthreads();
-  if (wg == 0) {
-    setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) dkdv_producer<Cfg>(p, sm);
-  } else {
-    setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    dkdv_consumer<Cfg, T>(p, sm, wg - 1);
-  }
+  split_roles<Cfg>(
+      wg, [&] { dkdv_producer<Cfg>(p, sm); }, [&](int cw) { dkdv_consumer<Cfg, T>(p, sm, cw); });
 }
 
 // ---------------------------------------------------------------- dQ
@@ -491,7 +390,7 @@ struct DqSmem {
 // Key tiles of the dq CTA: every key any of its queries sees.
 template <class Cfg>
 __device__ __forceinline__ int32_t dq_key_tiles(const kernel_params::AttentionBackwardParams& a, int64_t m0) {
-  const int64_t end = attention_sm90a_bwd_key_end(m0, Cfg::kBlockM, a.sq, a.sk, a.causal != 0);
+  const int64_t end = attention_sm90a_kv_end(m0, Cfg::kBlockM, a.sq, a.sk, a.causal != 0);
   return static_cast<int32_t>((end + Cfg::kBlockN - 1) / Cfg::kBlockN);
 }
 
@@ -502,29 +401,17 @@ __device__ __forceinline__ void dq_producer(const AttentionSm90aBwdParams& p, co
   const int32_t kvh = h / (p.a.hq / p.a.hkv);
   const int32_t n_tiles = dq_key_tiles<Cfg>(p.a, m0);
   sm.q_full->arrive_expect_tx(2 * Cfg::kQBytes);
-#pragma unroll
-  for (int box = 0; box < Cfg::kBoxes; ++box)
-    TmaLoad4D::copy(sm.q + box * Cfg::kBoxBytesQ, &p.q_map, *sm.q_full, 64 * box, m0, h, b);
-#pragma unroll
-  for (int box = 0; box < Cfg::kBoxes; ++box)
-    TmaLoad4D::copy(sm.dy + box * Cfg::kBoxBytesQ, &p.dy_map, *sm.q_full, 64 * box, m0, h, b);
-  int stage = 0;
-  uint32_t phase = 0;
+  load_tile<Cfg::kBoxes, Cfg::kBoxBytesQ>(sm.q, &p.q_map, *sm.q_full, m0, h, b);
+  load_tile<Cfg::kBoxes, Cfg::kBoxBytesQ>(sm.dy, &p.dy_map, *sm.q_full, m0, h, b);
+  RingPos pos;
   for (int32_t t = 0; t < n_tiles; ++t) {
     const int32_t n0 = t * Cfg::kBlockN;
-    sm.empty[stage].wait(phase ^ 1u);
-    sm.k_full[stage].arrive_expect_tx(Cfg::kKBytes);
-#pragma unroll
-    for (int box = 0; box < Cfg::kBoxes; ++box)
-      TmaLoad4D::copy(sm.k(stage) + box * Cfg::kBoxBytesK, &p.k_map, sm.k_full[stage], 64 * box, n0, kvh, b);
-    sm.v_full[stage].arrive_expect_tx(Cfg::kKBytes);
-#pragma unroll
-    for (int box = 0; box < Cfg::kBoxes; ++box)
-      TmaLoad4D::copy(sm.v(stage) + box * Cfg::kBoxBytesK, &p.v_map, sm.v_full[stage], 64 * box, n0, kvh, b);
-    if (++stage == Cfg::kStages) {
-      stage = 0;
-      phase ^= 1u;
-    }
+    sm.empty[pos.stage].wait(pos.phase ^ 1u);
+    sm.k_full[pos.stage].arrive_expect_tx(Cfg::kKBytes);
+    load_tile<Cfg::kBoxes, Cfg::kBoxBytesK>(sm.k(pos.stage), &p.k_map, sm.k_full[pos.stage], n0, kvh, b);
+    sm.v_full[pos.stage].arrive_expect_tx(Cfg::kKBytes);
+    load_tile<Cfg::kBoxes, Cfg::kBoxBytesK>(sm.v(pos.stage), &p.v_map, sm.v_full[pos.stage], n0, kvh, b);
+    pos.advance<Cfg::kStages>();
   }
 }
 
@@ -532,7 +419,7 @@ template <class Cfg, class T>
 __device__ __forceinline__ void dq_consumer(const AttentionSm90aBwdParams& p, const DqSmem<Cfg>& sm, int cw) {
   constexpr int D = Cfg::kD, BN = Cfg::kBlockN;
   constexpr int kAcc = D / 2;
-  using MmaS = typename T::MmaS;
+  using MmaS = typename T::template MmaSS<64>;
   const kernel_params::AttentionBackwardParams& a = p.a;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, g = lane / 4, qd = lane % 4;
   const int64_t m0 = static_cast<int64_t>(blockIdx.x) * Cfg::kBlockM;
@@ -560,24 +447,23 @@ __device__ __forceinline__ void dq_consumer(const AttentionSm90aBwdParams& p, co
   for (int i = 0; i < kAcc; ++i) dq[i] = 0.0f;
 
   sm.q_full->wait(0);
-  int stage = 0;
-  uint32_t phase = 0;
+  RingPos pos;
   for (int32_t kt = 0; kt < n_tiles; ++kt) {
     const int64_t n0 = static_cast<int64_t>(kt) * BN;
     float s[kTileAcc], dp[kTileAcc];
-    sm.k_full[stage].wait(phase);
-    fence_tile(s);
+    sm.k_full[pos.stage].wait(pos.phase);
+    fence_acc(s);
     wgmma_fence();
-    product_ss<MmaS, D>(s, sm.q, Cfg::kBoxBytesQ, 64 * cw, sm.k(stage), Cfg::kBoxBytesK);  // S = Q K^T
+    product_ss<MmaS, D>(s, sm.q, Cfg::kBoxBytesQ, 64 * cw, sm.k(pos.stage), Cfg::kBoxBytesK);  // S = Q K^T
     wgmma_commit();
-    sm.v_full[stage].wait(phase);
-    fence_tile(dp);
+    sm.v_full[pos.stage].wait(pos.phase);
+    fence_acc(dp);
     wgmma_fence();
-    product_ss<MmaS, D>(dp, sm.dy, Cfg::kBoxBytesQ, 64 * cw, sm.v(stage), Cfg::kBoxBytesK);  // dP = dY V^T
+    product_ss<MmaS, D>(dp, sm.dy, Cfg::kBoxBytesQ, 64 * cw, sm.v(pos.stage), Cfg::kBoxBytesK);  // dP = dY V^T
     wgmma_commit();
     wgmma_wait<0>();
-    fence_tile(s);
-    fence_tile(dp);
+    fence_acc(s);
+    fence_acc(dp);
     // Element e of column group j: query row0 + 8 (e / 2), key n0 + 8j + 2qd + e % 2.
 #pragma unroll
     for (int j = 0; j < kTileAcc / 4; ++j)
@@ -592,16 +478,13 @@ __device__ __forceinline__ void dq_consumer(const AttentionSm90aBwdParams& p, co
     split_parts<T>(dp, da);
     fence_acc(dq);
     wgmma_fence();
-    product_rs<T, D>(dq, da, sm.k(stage), Cfg::kBoxBytesK);  // dQ += dS K
+    product_rs<T, D>(dq, da, sm.k(pos.stage), Cfg::kBoxBytesK);  // dQ += dS K
     wgmma_commit();
     wgmma_wait<0>();
     fence_acc(dq);
     fence_parts<T>(da);
-    if (t == 0) sm.empty[stage].arrive();
-    if (++stage == Cfg::kStages) {
-      stage = 0;
-      phase ^= 1u;
-    }
+    if (t == 0) sm.empty[pos.stage].arrive();
+    pos.advance<Cfg::kStages>();
   }
 
   uint16_t* dqg = static_cast<uint16_t*>(a.dq) + b * a.dq_stride[0] + h * a.dq_stride[2];
@@ -611,8 +494,7 @@ __device__ __forceinline__ void dq_consumer(const AttentionSm90aBwdParams& p, co
 template <class Cfg, class T>
 __device__ __forceinline__ void run_dq(const AttentionSm90aBwdParams& p) {
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t raw = smem_u32(smem_raw);
-  uint8_t* base = smem_raw + (((raw + 1023u) & ~1023u) - raw);
+  uint8_t* base = smem_raw + swizzle_atom_pad(smem_raw);
   DqSmem<Cfg> sm;
   sm.q = base;
   sm.dy = base + Cfg::kQBytes;
@@ -623,10 +505,7 @@ __device__ __forceinline__ void run_dq(const AttentionSm90aBwdParams& p) {
   sm.empty = sm.v_full + Cfg::kStages;
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    prefetch_tensor_map(&p.q_map);
-    prefetch_tensor_map(&p.k_map);
-    prefetch_tensor_map(&p.v_map);
-    prefetch_tensor_map(&p.dy_map);
+    prefetch_maps(p);
     sm.q_full->init(1);
     for (int s = 0; s < Cfg::kStages; ++s) {
       sm.k_full[s].init(1);
@@ -636,13 +515,8 @@ __device__ __forceinline__ void run_dq(const AttentionSm90aBwdParams& p) {
     Mbarrier::fence_init();
   }
   __syncthreads();
-  if (wg == 0) {
-    setmaxnreg_dec<Cfg::kProducerRegisters>();
-    if (threadIdx.x == 0) dq_producer<Cfg>(p, sm);
-  } else {
-    setmaxnreg_inc<Cfg::kConsumerRegisters>();
-    dq_consumer<Cfg, T>(p, sm, wg - 1);
-  }
+  split_roles<Cfg>(
+      wg, [&] { dq_producer<Cfg>(p, sm); }, [&](int cw) { dq_consumer<Cfg, T>(p, sm, cw); });
 }
 
 #endif  // HAL_PTX_SM90A
@@ -671,7 +545,7 @@ __device__ __forceinline__ void dq_entry(const AttentionSm90aBwdParams& p) {
 // One macro per kernel, its name spelled out: cmake/embed_device_code.py
 // finds kernel names in the macro's name argument.
 #define HAL_ATTN_SM90A_BWD_KERNEL(name, entry, T, D)                                                \
-  extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aBwdRegisters::kThreads, 1) \
+  extern "C" __global__ void __launch_bounds__(hal::ptx::AttentionSm90aRegisters::kThreads, 1) \
       name(const __grid_constant__ hal::ptx::AttentionSm90aBwdParams p) {                          \
     hal::ptx::attention_sm90a_bwd::entry<D, hal::ptx::attention_sm90a_bwd::T>(p);                  \
   }

@@ -13,26 +13,15 @@
 //         and their query tiles of kBlockM (ascending).
 //   dq:   grid (ceil(sq / kBlockM), hq, batch); a CTA owns kBlockM queries of
 //         one head and walks the key tiles of kBlockN (ascending).
-// Both: 384 threads, a producer warpgroup (TMA) and two consumer warpgroups.
+// Both: 384 threads, a producer warpgroup (TMA) and two consumer warpgroups
+// (AttentionSm90aRegisters, attention_sm90a_common.h, as the forward).
 #include <stdint.h>
 
 #include "kernel_params/attention_backward.h"
+#include "ptx/kernels/attention_sm90a_common.h"
 #include "ptx/kernels/gemm_sm90a_params.h"  // TmaDescriptorBytes
 
 namespace hal::ptx {
-
-// Register split of both kernels, as the forward's (AttentionSm90aTile):
-// 168 a thread at launch (65536 / 384 rounded down to 8), the producer
-// drops to 24, the consumers rise to 240.
-struct AttentionSm90aBwdRegisters {
-  static constexpr int kThreads = 384;
-  static constexpr int kConsumerWarpgroups = 2;
-  static constexpr int kLaunchRegisters = 168;
-  static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = 240;
-  static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kLaunchRegisters * kThreads,
-                "setmaxnreg budget must fit the registers the block was launched with");
-};
 
 // dK/dV. d = 64: each consumer warpgroup owns 64 keys and both their dK and
 // dV (kBlockN = 128). d = 128: both 64 x 128 fp32 accumulators, the S^T and
@@ -42,7 +31,7 @@ struct AttentionSm90aBwdRegisters {
 // (kBlockN = 64). Query tiles of kBlockM = 64 stream through a kStages ring
 // of (Q, dY) tiles; K and V are loaded once.
 template <int D>
-struct AttentionSm90aBwdDkdvTile : AttentionSm90aBwdRegisters {
+struct AttentionSm90aBwdDkdvTile : AttentionSm90aRegisters {
   static_assert(D == 64 || D == 128, "attention_sm90a_backward: head dim 64 or 128");
   static constexpr int kD = D;
   static constexpr bool kSplit = D == 128;
@@ -65,7 +54,7 @@ struct AttentionSm90aBwdDkdvTile : AttentionSm90aBwdRegisters {
 // kBlockN = 64 (K and V) stream through a kStages ring; Q and dY are loaded
 // once.
 template <int D>
-struct AttentionSm90aBwdDqTile : AttentionSm90aBwdRegisters {
+struct AttentionSm90aBwdDqTile : AttentionSm90aRegisters {
   static_assert(D == 64 || D == 128, "attention_sm90a_backward: head dim 64 or 128");
   static constexpr int kD = D;
   static constexpr int kBlockM = 128;  // queries per CTA
@@ -94,19 +83,6 @@ inline I attention_sm90a_bwd_first_query_tile(I j0, I block_m, I sq, I sk, bool 
   const I first = j0 - (sk - sq);  // the first query key j0 is visible to
   if (first <= 0) return 0;
   return first >= sq ? sq : first / block_m * block_m;
-}
-
-// Keys [0, attention_sm90a_bwd_key_end) hold every key a query of
-// [i0, i0 + rows) sees (causal: key j masked for query i when
-// j > i + (sk - sq)); 0 when none sees any.
-#if defined(__CUDACC__)
-__host__ __device__
-#endif
-inline int64_t attention_sm90a_bwd_key_end(int64_t i0, int64_t rows, int64_t sq, int64_t sk, bool causal) {
-  if (!causal) return sk;
-  const int64_t last_q = i0 + rows - 1 < sq ? i0 + rows - 1 : sq - 1;
-  const int64_t lim = last_q + (sk - sq) + 1;
-  return lim < 0 ? 0 : (lim < sk ? lim : sk);
 }
 
 struct AttentionSm90aBwdParams {

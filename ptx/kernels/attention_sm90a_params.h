@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "kernel_params/attention.h"
+#include "ptx/kernels/attention_sm90a_common.h"
 #include "ptx/kernels/gemm_sm90a_params.h"  // TmaDescriptorBytes
 
 namespace hal::ptx {
@@ -65,13 +66,11 @@ inline constexpr bool kAttentionSm90aOverlapSchedulesBuilt = HAL_ATTENTION_SM90A
 // consumer has; shared memory would be 2 x 88 KiB (K/V ring) + 32 KiB (Q)
 // + 32 KiB (y staging) = 240 KiB > 227 KiB.
 template <int D, int BlockK = 128>
-struct AttentionSm90aTile {
+struct AttentionSm90aTile : AttentionSm90aRegisters {
   static_assert(D == 64 || D == 128, "attention_sm90a: head dim 64 or 128");
   static_assert(BlockK == 32 || BlockK == 64 || BlockK == 128, "attention_sm90a: 32, 64 or 128 keys a tile");
   static constexpr int kD = D;
   static constexpr int kBlockQ = 128, kBlockK = BlockK;
-  static constexpr int kConsumerWarpgroups = 2;
-  static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   // 128 keys: 2 stages (d 128) / 3 (d 64); 64 keys: 4, 32 keys: 8 (for
   // d 128 the same 128 KiB of K and V in the ring as 2 x 128 keys).
   static constexpr int kStages = BlockK == 32 ? 8 : BlockK == 64 ? 4 : (D == 64 ? 3 : 2);
@@ -94,18 +93,7 @@ struct AttentionSm90aTile {
   static constexpr int shared_bytes(AttentionSm90aSchedule s) {
     return s == AttentionSm90aSchedule::serial ? kSharedBytes : kSharedBytesTmaStore;
   }
-  // setmaxnreg: launched with 168 registers a thread (65536 / 384, rounded
-  // down to 8; ptxas allocates exactly that under __launch_bounds__(384, 1)),
-  // the producer drops to 24 and the consumers rise to 240:
-  // 128 * 24 + 256 * 240 = 168 * 384. The consumers' setmaxnreg.inc waits for
-  // registers the block's pool does not hold if the sum exceeds it. 24 is
-  // tight: the producer spilled 8 bytes while its work order used 64-bit
-  // division. Every schedule runs in the same split.
-  static constexpr int kLaunchRegisters = 168;
-  static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = 240;
-  static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kLaunchRegisters * kThreads,
-                "setmaxnreg budget must fit the registers the block was launched with");
+  // Threads, warpgroup roles, register split: AttentionSm90aRegisters.
   static_assert(kSharedBytesTmaStore <= 227 * 1024, "shared memory per block on sm_90");
 };
 
@@ -132,19 +120,6 @@ inline constexpr int attention_sm90a_shared_bytes(AttentionSm90aSchedule s, int 
   return bk == 128 ? AttentionSm90aTile<128, 128>::shared_bytes(s)
          : bk == 64 ? AttentionSm90aTile<128, 64>::shared_bytes(s)
                     : AttentionSm90aTile<128, 32>::shared_bytes(s);
-}
-
-// Keys visible to queries [q0, q0 + rows) (causal: key j masked for query i
-// when j > i + (sk - sq)): keys [0, attention_sm90a_kv_end) hold every key
-// any of them sees. 0 when none sees any (the tile's output is zeros).
-#if defined(__CUDACC__)
-__host__ __device__
-#endif
-inline int64_t attention_sm90a_kv_end(int64_t q0, int64_t rows, int64_t sq, int64_t sk, bool causal) {
-  if (!causal) return sk;
-  const int64_t last_q = q0 + rows - 1 < sq ? q0 + rows - 1 : sq - 1;
-  const int64_t lim = last_q + (sk - sq) + 1;
-  return lim < 0 ? 0 : (lim < sk ? lim : sk);
 }
 
 // Keys [0, attention_sm90a_kv_unmasked) are visible to EVERY query of

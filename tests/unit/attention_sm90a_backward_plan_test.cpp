@@ -24,7 +24,7 @@ using hal::cuda::plan_attention_backward_sm90a;
 using hal::cuda::TmaView4D;
 using hal::kernel_params::AttentionBackwardParams;
 using hal::ptx::attention_sm90a_bwd_first_query_tile;
-using hal::ptx::attention_sm90a_bwd_key_end;
+using hal::ptx::attention_sm90a_kv_end;
 using hal::ptx::AttentionSm90aBwdDkdvTile;
 using hal::ptx::AttentionSm90aBwdDqTile;
 
@@ -89,7 +89,7 @@ TEST(AttentionSm90aBackwardRanges, KeyEndMatchesTheCausalMask) {
         for (std::int64_t i = i0; i < i0 + BM && i < sq; ++i)
           for (std::int64_t j = 0; j < sk; ++j)
             if (visible(i, j, sq, sk, causal)) last = j > last ? j : last;
-        EXPECT_EQ(attention_sm90a_bwd_key_end(i0, BM, sq, sk, causal), last + 1);
+        EXPECT_EQ(attention_sm90a_kv_end(i0, BM, sq, sk, causal), last + 1);
       }
 }
 
@@ -123,7 +123,7 @@ TEST(AttentionSm90aBackwardTiles, SharedMemoryAndRegisters) {
   EXPECT_EQ(AttentionSm90aBwdDkdvTile<64>::kBlockN, 128);
   EXPECT_EQ(AttentionSm90aBwdDkdvTile<128>::kBlockN, 64);
   // The setmaxnreg split redistributes exactly the launch registers.
-  using R = hal::ptx::AttentionSm90aBwdRegisters;
+  using R = hal::ptx::AttentionSm90aRegisters;
   EXPECT_EQ(128 * R::kProducerRegisters + 256 * R::kConsumerRegisters, R::kLaunchRegisters * R::kThreads);
   // Every tile and box starts on a 1024-byte swizzle atom.
   for (int bytes : {AttentionSm90aBwdDkdvTile<64>::kKBytes, AttentionSm90aBwdDkdvTile<64>::kQBytes,
