@@ -31,7 +31,7 @@ Fp8DecodePlan refuse(std::string why) {
 
 }  // namespace
 
-Fp8DecodePlan plan_fp8_decode_gemm(const kp::GemmFp8Params& p, int compute_units, const Fp8DecodeTuning& tuning,
+Fp8DecodePlan plan_fp8_decode_gemm(const kp::GemmFp8Params& p, int compute_units, const DecodeGemmTuning& tuning,
                                    int tile_m) {
   const kp::GemmParams& g = p.g;
   if (p.groups != 0) return refuse("gemm_fp8_grouped: the tiled kernels");
@@ -50,8 +50,7 @@ Fp8DecodePlan plan_fp8_decode_gemm(const kp::GemmFp8Params& p, int compute_units
 
   // Every variant fits: m <= 64 is at most 8 tiles of 8 (CUDA) or 4 of 16 (HIP).
   const int max_m_tiles = static_cast<int>(kp::kDecodeMaxM / tile_m);
-  return plan_decode_splits(g.m, g.n, g.k, 1, kp::kFp8Block, compute_units, tile_m, max_m_tiles,
-                            {tuning.warps_per_unit, tuning.min_blocks_per_split});
+  return plan_decode_splits(g.m, g.n, g.k, 1, kp::kFp8Block, compute_units, tile_m, max_m_tiles, tuning);
 }
 
 kp::GemmFp8DecodeParams fp8_decode_params(const kp::GemmFp8Params& p, const Fp8DecodePlan& plan) {

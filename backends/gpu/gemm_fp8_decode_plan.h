@@ -18,10 +18,9 @@
 
 namespace hal::gpu {
 
-struct Fp8DecodeTuning {
-  int warps_per_unit = 16;       // target resident units per SM
-  int min_blocks_per_split = 4;  // >= 4 x 128 K-values (8 KiB of weights per unit) per split
-};
+// The fp8 decode GEMM's defaults: 16 resident units per SM, >= 4 x 128
+// K-values (8 KiB of weights per unit) per split.
+inline constexpr DecodeGemmTuning kFp8DecodeTuning{16, 4};
 
 // The 16-bit decode GEMM's plan (plan_decode_splits makes both): m_tiles of
 // tile_m rows (CUDA 1, 2, 4, 8; HIP 1, 2, 4), splits of whole 128-blocks;
@@ -35,7 +34,8 @@ using Fp8DecodePlan = DecodeGemmPlan;
 // tile_m: rows of M per matrix instruction, kDecodeCudaTileM (8, CUDA) or
 // kDecodeHipTileM (16, HIP); the variants have 1, 2, 4 (and on CUDA 8) tiles.
 Fp8DecodePlan plan_fp8_decode_gemm(const kernel_params::GemmFp8Params& p, int compute_units,
-                                   const Fp8DecodeTuning& tuning = {}, int tile_m = kernel_params::kDecodeCudaTileM);
+                                   const DecodeGemmTuning& tuning = kFp8DecodeTuning,
+                                   int tile_m = kernel_params::kDecodeCudaTileM);
 
 // Pass 1's parameters for an accepted plan (partial left null: the
 // launcher's workspace), and pass 1's kernel name.

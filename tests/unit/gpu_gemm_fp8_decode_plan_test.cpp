@@ -333,7 +333,7 @@ TEST(GpuGemmFp8DecodePlan, HipVariantsAreSixteenRowTilesAndItsEmulationGivesCpuR
   const std::int64_t ms[] = {1, 16, 17, 33, 64};
   for (int i = 0; i < 5; ++i) {
     const kp::GemmFp8Params p = fp8_call(ms[i], 256, 1024, DType::f8e5m2, DType::f8e4m3);
-    const gpu::Fp8DecodePlan plan = gpu::plan_fp8_decode_gemm(p, 304, {}, kp::kDecodeHipTileM);
+    const gpu::Fp8DecodePlan plan = gpu::plan_fp8_decode_gemm(p, 304, gpu::kFp8DecodeTuning, kp::kDecodeHipTileM);
     ASSERT_TRUE(plan.ok);
     EXPECT_EQ(plan.m_tiles, want[i]) << "m = " << ms[i];
     EXPECT_EQ(std::string(gpu::fp8_decode_kernel_name(p, plan, true)),
