@@ -45,4 +45,27 @@ __device__ __forceinline__ int swz(int row, int chunk) {
   return row * D + ((chunk ^ (row & 7)) * 8);
 }
 
+#ifdef __CUDACC__
+// The online softmax's per-tile row step of the tensor-core forwards (the
+// flash kernel, attention_flash.cu, and the sm_90a forward): each thread
+// holds two rows' scores (log2 domain, masked to -inf); tile_max, its own
+// max per row, becomes the row's max over the quad (lanes ^1, ^2); row_m
+// takes the new running max, row_l is rescaled by corr (O's factor, 0 while
+// row_m was -inf), and m_use is what the tile's exponents subtract (0 while
+// every score so far is -inf, so no inf - inf).
+__device__ __forceinline__ void fold_row_max(float (&tile_max)[2], float (&row_m)[2], float (&row_l)[2],
+                                             float (&corr)[2], float (&m_use)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+    const float m_new = fmaxf(row_m[r], tile_max[r]);
+    m_use[r] = m_new == -INFINITY ? 0.0f : m_new;
+    corr[r] = exp2f(row_m[r] - m_use[r]);
+    row_m[r] = m_new;
+    row_l[r] *= corr[r];
+  }
+}
+#endif
+
 }  // namespace hal::ptx::attention_tile

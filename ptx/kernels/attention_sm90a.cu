@@ -176,16 +176,7 @@ template <int kN>
 __device__ __forceinline__ void fold_tile(float (&s)[kN], float (&tile_max)[2], float (&row_m)[2], float (&row_l)[2],
                                           float (&corr)[2]) {
   float m_use[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-    const float m_new = fmaxf(row_m[r], tile_max[r]);
-    m_use[r] = m_new == -INFINITY ? 0.0f : m_new;  // all masked so far: avoid inf - inf
-    corr[r] = exp2f(row_m[r] - m_use[r]);           // 0 while row_m is -inf
-    row_m[r] = m_new;
-    row_l[r] *= corr[r];
-  }
+  attention_tile::fold_row_max(tile_max, row_m, row_l, corr, m_use);
 #pragma unroll
   for (int j = 0; j < kN / 4; ++j)
 #pragma unroll

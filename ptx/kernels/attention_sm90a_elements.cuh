@@ -29,23 +29,19 @@ namespace hal::ptx::attention_sm90a_elements {
 // memory (N = 32, 64 or 128). MmaRS<N>: m64nNk16 with A from registers and B
 // MN-major (the transpose bit; N = 64 or 128). The wgmma structs are only
 // instantiated (and checked) in the sm_90a pass.
-struct F16 : attention_tile::F16Traits {
+template <class Traits, template <int, int> class SS32, template <int, int> class SS64, template <int, int> class SS128,
+          template <int> class RS64, template <int> class RS128>
+struct Element : Traits {
   template <int N>
   using MmaSS = typename std::conditional<
-      N == 32, WgmmaM64N32K16F32F16SS<0, 0>,
-      typename std::conditional<N == 64, WgmmaM64N64K16F32F16SS<0, 0>, WgmmaM64N128K16F32F16SS<0, 0>>::type>::type;
+      N == 32, SS32<0, 0>, typename std::conditional<N == 64, SS64<0, 0>, SS128<0, 0>>::type>::type;
   template <int N>
-  using MmaRS = typename std::conditional<N == 64, WgmmaM64N64K16F32F16RS<1>, WgmmaM64N128K16F32F16RS<1>>::type;
+  using MmaRS = typename std::conditional<N == 64, RS64<1>, RS128<1>>::type;
 };
-
-struct Bf16 : attention_tile::Bf16Traits {
-  template <int N>
-  using MmaSS = typename std::conditional<
-      N == 32, WgmmaM64N32K16F32Bf16SS<0, 0>,
-      typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16SS<0, 0>, WgmmaM64N128K16F32Bf16SS<0, 0>>::type>::type;
-  template <int N>
-  using MmaRS = typename std::conditional<N == 64, WgmmaM64N64K16F32Bf16RS<1>, WgmmaM64N128K16F32Bf16RS<1>>::type;
-};
+using F16 = Element<attention_tile::F16Traits, WgmmaM64N32K16F32F16SS, WgmmaM64N64K16F32F16SS, WgmmaM64N128K16F32F16SS,
+                    WgmmaM64N64K16F32F16RS, WgmmaM64N128K16F32F16RS>;
+using Bf16 = Element<attention_tile::Bf16Traits, WgmmaM64N32K16F32Bf16SS, WgmmaM64N64K16F32Bf16SS,
+                     WgmmaM64N128K16F32Bf16SS, WgmmaM64N64K16F32Bf16RS, WgmmaM64N128K16F32Bf16RS>;
 
 #if HAL_PTX_SM90A
 
