@@ -16,6 +16,10 @@ namespace {
 
 constexpr int kMr = kAvx2Mr;
 constexpr int kNr = kAvx2Nr;
+// The HAL_STREAM_* macros below are the kept constants; only
+// bench/probes/decode_stream_variants.cpp sets them, compiling this file
+// again per variant and timing the variants in turn (on the 2-core Zen 3 VM
+// none beat these on every decode shape: bench/results/*-model-fused/).
 // B rows per group: each accumulator is loaded and stored once per group.
 #ifndef HAL_STREAM_ROW_GROUP
 #define HAL_STREAM_ROW_GROUP 8
@@ -26,8 +30,6 @@ constexpr std::int64_t kRowGroup = HAL_STREAM_ROW_GROUP;
 // hardware prefetcher to ramp up on each of the group's rows.
 // (On the loaded 2-core VM, by CPU time per pass: 0, 4 and 8 groups ahead
 // were slower than 2 on every decode shape on one thread; bench/probes/decode_gemm_stream.cpp.)
-// (bench/probes/decode_stream_variants.cpp compiles this file again with
-// other HAL_STREAM_* values and times them in turn.)
 #ifndef HAL_STREAM_PREFETCH_GROUPS
 #define HAL_STREAM_PREFETCH_GROUPS 2
 #endif
@@ -118,6 +120,7 @@ HAL_ALWAYS_INLINE void chunk(std::int64_t kn, const float* a, const char* b, std
 #define HAL_STREAM_PANELS_ONE_ROW 4
 #endif
 template <int R> constexpr int kPanels = R == 1 ? HAL_STREAM_PANELS_ONE_ROW : R == 2 ? 2 : 1;
+static_assert(2 * HAL_STREAM_PANELS_ONE_ROW <= 12, "one row's accumulators must leave 3 of the 16 ymm registers");
 
 template <DType T, int R>
 void stream_rows(std::int64_t kc, const float* a, const void* b, std::int64_t ldb, std::int64_t panels, float* acc,
