@@ -5,7 +5,7 @@
 # binary embeds all device code, ~45 MB each, so only the compressed bundle
 # (~6 MB a binary) fits the device tool's 64 MiB carry. On the GPU machine:
 #   mkdir -p /tmp/b && tar xJf build/bundle.tar.xz -C /tmp/b --strip-components=1 &&
-#   bash /tmp/b/run_on_gpu.sh /tmp/b "$OUT" smoke uvtests uvconformance uvbench
+#   bash /tmp/b/run_on_gpu.sh /tmp/b "$OUT" smoke uvtests uvconformance   (then, a second call: uvbench)
 #   scripts/make-bundle.sh BUILD_DIR OUT_DIR
 set -euo pipefail
 BUILD="${1:?build dir}"

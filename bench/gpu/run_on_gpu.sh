@@ -10,8 +10,12 @@
 # step), uvconformance (the whole suite with HAL_GPU_UNVERIFIED=1, so every
 # new fast path answers), uvbench (each case twice in turn: the verified
 # kernels, then HAL_GPU_UNVERIFIED=1; attention, its backward, decode GEMMs,
-# 16-bit row ops, the model). The first GPU session runs, in one call of
-# about 8 minutes:  run_on_gpu.sh BUNDLE OUT smoke uvtests uvconformance uvbench
+# 16-bit row ops, the model: 56 steps, a few to 15 s each). The first GPU
+# session runs two calls, each under the device tool's 600 s per command
+# (the steps' timeouts cap the worst case; what a killed call left in OUT
+# still comes back):
+#   run_on_gpu.sh BUNDLE OUT smoke uvtests uvconformance    (about 4 min)
+#   run_on_gpu.sh BUNDLE OUT uvbench                         (about 7 min)
 # Every step runs under a timeout; results land as JSON/logs in OUT.
 #   run_on_gpu.sh BUNDLE_DIR OUT_DIR [STEPS...]   (default: all steps)
 set -u
