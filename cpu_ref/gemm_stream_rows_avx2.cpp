@@ -37,6 +37,18 @@ constexpr std::int64_t kRowGroup = HAL_STREAM_ROW_GROUP;
 #define HAL_STREAM_PREFETCH_HINT _MM_HINT_T0
 #endif
 constexpr std::int64_t kPrefetchRows = HAL_STREAM_PREFETCH_GROUPS * kRowGroup;
+// One row of A over B rows that lie back to back (the tile spans whole rows
+// of B: a column-blocked weight, gemm_blocked.h) and are at most this many
+// columns wide: B is read row by row, one sequential stream, the
+// accumulators (at most 4 KiB) staying in L1, with the rows this far ahead
+// prefetched. In groups of 8 the same rows were read 10-15% slower at 512
+// and 768 columns; wider rows (2816, 4096 columns) stream faster in groups
+// (2-core Zen 3 VM, bench/probes/decode_stream_blocked.cpp).
+#ifndef HAL_STREAM_SEQUENTIAL_MAX_COLUMNS
+#define HAL_STREAM_SEQUENTIAL_MAX_COLUMNS 1024
+#endif
+constexpr std::int64_t kSequentialMaxColumns = HAL_STREAM_SEQUENTIAL_MAX_COLUMNS;
+constexpr std::int64_t kSequentialPrefetchRows = 16;
 
 // One 16-column panel of a B row as two fp32 vectors. bf16: a 32-byte load
 // widened exactly by unpacking with zero words (the bf16 bits become the high
@@ -79,7 +91,7 @@ template <DType T> HAL_ALWAYS_INLINE void store_acc(float* c, __m256 lo, __m256 
 // (kMr floats per k), b at its first row and the chunk's first column.
 // Accumulators stay in registers for the whole group: 2 * P * R of them, all
 // independent chains, so the FMA latency is hidden for R = 1 too.
-template <DType T, int R, int P>
+template <DType T, int R, int P, std::int64_t PrefetchRows = kPrefetchRows>
 HAL_ALWAYS_INLINE void chunk(std::int64_t kn, const float* a, const char* b, std::int64_t ldb_bytes, float* acc,
                              std::int64_t panel_floats) {
   constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
@@ -93,7 +105,7 @@ HAL_ALWAYS_INLINE void chunk(std::int64_t kn, const float* a, const char* b, std
     // Past B's last row near its end: formed as an integer (no out-of-bounds
     // pointer arithmetic), and a prefetch never faults.
     const auto ahead = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(row) +
-                                                     static_cast<std::uintptr_t>(kPrefetchRows * ldb_bytes));
+                                                     static_cast<std::uintptr_t>(PrefetchRows * ldb_bytes));
     for (std::int64_t off = 0; off < span; off += 64) _mm_prefetch(ahead + off, HAL_STREAM_PREFETCH_HINT);
     const float* ak = a + g * kMr;
     [&]<int... J>(std::integer_sequence<int, J...>) {
@@ -122,22 +134,35 @@ HAL_ALWAYS_INLINE void chunk(std::int64_t kn, const float* a, const char* b, std
 template <int R> constexpr int kPanels = R == 1 ? HAL_STREAM_PANELS_ONE_ROW : R == 2 ? 2 : 1;
 static_assert(2 * HAL_STREAM_PANELS_ONE_ROW <= 12, "one row's accumulators must leave 3 of the 16 ymm registers");
 
-template <DType T, int R>
-void stream_rows(std::int64_t kc, const float* a, const void* b, std::int64_t ldb, std::int64_t panels, float* acc,
-                 std::int64_t acc_m_panels) {
+// B's rows [0, kc) in groups of G rows, each group chunk by chunk (every
+// chunk's accumulators loaded and stored once per group).
+template <DType T, int R, std::int64_t G, std::int64_t PrefetchRows>
+void stream_rows_in_groups(std::int64_t kc, const float* a, const void* b, std::int64_t ldb, std::int64_t panels,
+                           float* acc, std::int64_t acc_m_panels) {
   constexpr int P = kPanels<R>;
   constexpr std::int64_t esize = T == DType::f32 ? 4 : 2;
   const std::int64_t ldb_bytes = ldb * esize, panel_floats = acc_m_panels * kMr * kNr;
   const char* b0 = static_cast<const char*>(b);
-  for (std::int64_t k0 = 0; k0 < kc; k0 += kRowGroup) {
-    const std::int64_t kn = k0 + kRowGroup < kc ? kRowGroup : kc - k0;
+  for (std::int64_t k0 = 0; k0 < kc; k0 += G) {
+    const std::int64_t kn = k0 + G < kc ? G : kc - k0;
     const float* ak = a + k0 * kMr;
     const char* bk = b0 + k0 * ldb_bytes;
     std::int64_t jp = 0;
     for (; jp + P <= panels; jp += P)
-      chunk<T, R, P>(kn, ak, bk + jp * kNr * esize, ldb_bytes, acc + jp * panel_floats, panel_floats);
-    for (; jp < panels; ++jp) chunk<T, R, 1>(kn, ak, bk + jp * kNr * esize, ldb_bytes, acc + jp * panel_floats, panel_floats);
+      chunk<T, R, P, PrefetchRows>(kn, ak, bk + jp * kNr * esize, ldb_bytes, acc + jp * panel_floats, panel_floats);
+    for (; jp < panels; ++jp)
+      chunk<T, R, 1, PrefetchRows>(kn, ak, bk + jp * kNr * esize, ldb_bytes, acc + jp * panel_floats, panel_floats);
   }
+}
+
+template <DType T, int R>
+void stream_rows(std::int64_t kc, const float* a, const void* b, std::int64_t ldb, std::int64_t panels, float* acc,
+                 std::int64_t acc_m_panels) {
+  // The order changes when each accumulator is loaded and stored, never its
+  // chain (one fused multiply-add per k, ascending): the same bits.
+  if (R == 1 && ldb == panels * kNr && ldb <= kSequentialMaxColumns)
+    return stream_rows_in_groups<T, R, 1, kSequentialPrefetchRows>(kc, a, b, ldb, panels, acc, acc_m_panels);
+  stream_rows_in_groups<T, R, kRowGroup, kPrefetchRows>(kc, a, b, ldb, panels, acc, acc_m_panels);
 }
 
 template <DType T>

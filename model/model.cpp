@@ -206,6 +206,12 @@ Tensor Session::step(std::span<const std::vector<std::int32_t>> tokens, StepObse
     g.a = a;
     g.b = l.weight;
     g.c = y;
+    if (l.column_blocks > 1) {
+      // y's column blocks as the batch of a [blocks, rows, width] result (a broadcast).
+      const std::int64_t width = l.weight.shape[2];
+      g.c.shape = Shape{l.column_blocks, y.shape[0], width};
+      g.c.strides = Strides{width * y.strides[1], y.strides[0], y.strides[1]};
+    }
     g.bias = l.bias;
     g.trans_b = l.trans_b;
     g.beta = accumulate ? 1.0f : 0.0f;

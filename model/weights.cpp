@@ -16,6 +16,10 @@ namespace hal::model {
 
 namespace {
 
+// A column block's width is a multiple of the CPU GEMM kernels' column panel
+// (cpu_ref's NR), so its decode tile streams whole panels.
+constexpr std::int64_t kPanelColumns = 16;
+
 // Streams a [rows, cols] tensor whose rows come from the host in dtype `from`
 // (rows_of(r0, n): the bytes of rows [r0, r0 + n); host memory a GPU stream
 // may still read, so a rows_of that reuses its buffer synchronises first)
@@ -50,15 +54,17 @@ void upload_rows(Stream& s, DType from, std::int64_t rows, std::int64_t cols, co
 
 // Copies `src` (a tensor of the checkpoint, logical shape [rows, cols]) into
 // `dst` (a view of the same logical shape in the run's dtype, any strides).
-void upload_tensor(Stream& s, const CheckpointTensor& src, const Tensor& dst) {
+// From `first_row` on: dst holds rows [first_row, first_row + dst.shape[0]).
+void upload_tensor(Stream& s, const CheckpointTensor& src, const Tensor& dst, std::int64_t first_row = 0) {
   const io::SafetensorsEntry& e = *src.entry;
-  const std::span<const std::byte> bytes = src.bytes();
   const std::int64_t rows = dst.shape[0], cols = dst.rank() == 2 ? dst.shape[1] : 1;
+  const std::size_t row_bytes = static_cast<std::size_t>(cols) * dtype_size(e.dtype);
+  const std::span<const std::byte> bytes =
+      src.bytes().subspan(static_cast<std::size_t>(first_row) * row_bytes, static_cast<std::size_t>(rows) * row_bytes);
   if (e.dtype == dst.dtype && dst.is_contiguous()) {
     s.copy_from_host(dst.first(), bytes.data(), bytes.size());
     return;
   }
-  const std::size_t row_bytes = static_cast<std::size_t>(cols) * dtype_size(e.dtype);
   upload_rows(s, e.dtype, rows, cols, dst, [&](std::int64_t r0, std::int64_t n) {
     return bytes.subspan(static_cast<std::size_t>(r0) * row_bytes, static_cast<std::size_t>(n) * row_bytes);
   });
@@ -160,6 +166,33 @@ struct Uploader {
     }
     Linear l;
     l.trans_b = !transposed;
+    const bool any_fp8 = std::any_of(prefixes.begin(), prefixes.end(),
+                                     [&](const std::string& p) { return ckpt.tensor(p + ".weight").is_fp8(); });
+    const std::int64_t blocks = options.column_blocks > 0 ? options.column_blocks : dev.info().compute_units;
+    if (transposed && !has_bias && !any_fp8 && (dtype == DType::f32 || dtype == DType::bf16) && blocks > 1 &&
+        g.columns % (blocks * kPanelColumns) == 0) {
+      l.column_blocks = blocks;
+      const std::int64_t width = g.columns / blocks;
+      l.weight = allocate(Shape{blocks, in, width});
+      // Each part's rows (output columns) block by block, [width, in] views of the slabs.
+      std::int64_t row0 = 0;
+      for (const std::string& p : prefixes) {
+        const CheckpointTensor& t = ckpt.tensor(p + ".weight");
+        const std::int64_t out = t.entry->shape[0];
+        for (std::int64_t lo = row0; lo < row0 + out;) {
+          const std::int64_t b = lo / width, hi = std::min(row0 + out, (b + 1) * width);
+          Tensor slab = l.weight;
+          slab.offset += b * l.weight.strides[0];
+          slab.shape = Shape{in, width};
+          slab.strides = Strides{l.weight.strides[1], l.weight.strides[2]};
+          upload_tensor(s, t, rows_of(slab.transposed(0, 1), lo - b * width, hi - lo), lo - row0);
+          lo = hi;
+        }
+        row0 += out;
+      }
+      g.linears.push_back(std::move(l));
+      return g;
+    }
     l.weight = transposed ? allocate(Shape{in, g.columns}) : allocate(Shape{g.columns, in});
     if (has_bias) l.bias = allocate(Shape{g.columns});
     // [out, in] views of the stored weight (and [out] of the bias), part by part.
@@ -202,7 +235,19 @@ struct Uploader {
 
 bool stores_transposed(const Device& device) { return device.info().backend == "cpu"; }
 
-std::int64_t output_columns(const Linear& l) { return l.trans_b ? l.weight.shape[0] : l.weight.shape[1]; }
+std::int64_t output_columns(const Linear& l) {
+  if (l.column_blocks > 1) return l.column_blocks * l.weight.shape[2];
+  return l.trans_b ? l.weight.shape[0] : l.weight.shape[1];
+}
+
+std::int64_t weight_index(const Linear& l, std::int64_t k, std::int64_t j) {
+  const Tensor& w = l.weight;
+  if (l.column_blocks > 1) {
+    const std::int64_t width = w.shape[2];
+    return w.offset + (j / width) * w.strides[0] + k * w.strides[1] + (j % width) * w.strides[2];
+  }
+  return l.trans_b ? w.offset + j * w.strides[0] + k * w.strides[1] : w.offset + k * w.strides[0] + j * w.strides[1];
+}
 
 std::vector<double> rope_frequencies(const ModelConfig& c) {
   const std::int64_t half = c.head_dim / 2;

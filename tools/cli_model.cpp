@@ -40,6 +40,7 @@ constexpr const char* kUsage =
     "                         [--record FILE | --compare FILE]\n"
     "       hal model bench [DIR | --synthetic MB] [--device DEV] [--dtype DT] [--prompt-tokens N]\n"
     "                         [--decode-steps N] [--rounds R] [--keep DIR] [--unfused]\n"
+    "                         [--column-blocks N]\n"
     "\n"
     "DIR is a Hugging Face checkpoint folder: config.json and model.safetensors (or shards with\n"
     "model.safetensors.index.json); LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM.\n"
@@ -55,13 +56,16 @@ constexpr const char* kUsage =
     "For an fp8 checkpoint that drift is the whole fp8 error (the oracle does not quantise).\n"
     "bench: prefill and decode tokens/s, decode's weight bytes per second against the copy ceiling;\n"
     "--synthetic MB writes a random bf16 Llama checkpoint of about MB megabytes first; --unfused runs\n"
-    "q/k/v and gate/up as one GEMM each (the default fuses them; same bits on the cpu), to measure the gain.\n";
+    "q/k/v and gate/up as one GEMM each (the default fuses them; same bits on the cpu), to measure the gain;\n"
+    "--column-blocks N stores the cpu's bias-free linears as N column blocks (default: one per thread; 1:\n"
+    "[in, out] as before; same bits).\n";
 
 struct Args {
   std::string sub, dir, device, against, dtype, tokens, prompt, logits, record, compare, keep;
   std::int64_t steps = 0, top_k = 0, prompt_tokens = 128, decode_steps = 32, rounds = 3, synthetic_mb = 0;
   double temperature = 0;
   bool unfused = false;
+  std::int64_t column_blocks = 0;  // LoadOptions::column_blocks
   std::uint64_t seed = 0;
 };
 
@@ -92,6 +96,7 @@ Args parse_args(int argc, char** argv) {
     else if (k == "--compare") a.compare = value();
     else if (k == "--keep") a.keep = value();
     else if (k == "--unfused" && a.sub == "bench") a.unfused = true;
+    else if (k == "--column-blocks" && a.sub == "bench") a.column_blocks = std::max<std::int64_t>(1, parse_int(k, value()));
     else if (k == "--steps") a.steps = parse_int(k, value());
     else if (k == "--top-k") a.top_k = parse_int(k, value());
     else if (k == "--seed") a.seed = static_cast<std::uint64_t>(parse_int(k, value()));
@@ -265,7 +270,7 @@ int bench_main_model(const Args& a) {
   const Checkpoint ckpt(dir);
   Device& dev = hal::device(a.device);
   const DType dt = dtype_of(a, ckpt);
-  Model model(ckpt, dev, dt, LoadOptions{.fuse_projections = !a.unfused});
+  Model model(ckpt, dev, dt, LoadOptions{.fuse_projections = !a.unfused, .column_blocks = static_cast<int>(std::min<std::int64_t>(a.column_blocks, 1024))});
   const ModelConfig& c = model.config();
   bench::RunnerOptions ro;
   ro.with_vendor = false;
@@ -302,9 +307,10 @@ int bench_main_model(const Args& a) {
                        *std::max_element(v.begin(), v.end()) * scale, digits);
   };
   fmt::print("model bench on {} ({}), {} in {}: {} layers, hidden {}, vocab {}, weights {:.1f} MB ({:.1f} MB read per "
-             "decode step){}\n", dev.name(), dev.info().model, c.architecture_name, dtype_name(dt), c.num_layers,
+             "decode step){}{}\n", dev.name(), dev.info().model, c.architecture_name, dtype_name(dt), c.num_layers,
              c.hidden_size, c.vocab_size, static_cast<double>(model.weights().device_bytes) * 1e-6, decode_bytes * 1e-6,
-             a.unfused ? ", projections unfused" : "");
+             a.unfused ? ", projections unfused" : "",
+             a.column_blocks == 1 ? ", linears [in, out]" : "");
   fmt::print("prefill {} tokens: median {:.1f} tokens/s (range {}, {} rounds)\n", a.prompt_tokens, median(prefill_tps),
              range(prefill_tps, 1, 1), prefill_tps.size());
   fmt::print("decode {} steps: median {:.2f} tokens/s (range {}) = {:.2f} GB/s of weights\n", a.decode_steps,

@@ -378,14 +378,17 @@ TEST(CpuGemm, SubBlockEqualsTheSameRowsAndColumnsOfTheFullProduct) {
 // instead of packing it. Kernel level: stream_b on B where it lies gives the
 // bits of `run` on packed panels, for 1..24 rows (a partial last A panel;
 // every row count of one A panel: AVX2's few-row path), enough column panels
-// for a multi-panel chunk and a remainder, and a k count that ends inside a group.
+// for a multi-panel chunk and a remainder, and a k count that ends inside a group;
+// B rows wider than the panels read, and rows that lie back to back (one
+// row of A then reads them row by row: a column-blocked weight).
 TEST(CpuGemm, StreamedBEqualsPackedBBitForBit) {
   for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
     if (!kernel.stream_b || kernel.packing != hal::cpu_ref::GemmPacking::fp32) continue;  // pairs: the driver test
-    SCOPED_TRACE(kernel.name);
     const int mr = kernel.mr, nr = kernel.nr;
-    const std::int64_t kc = 37, panels = 7, ldb = panels * nr + 5;  // B rows wider than the panels read
+    const std::int64_t kc = 37, panels = 7;
+    for (const std::int64_t ldb : {panels * nr + 5, panels * nr})
     for (DType bt : {DType::f32, DType::bf16}) {
+      SCOPED_TRACE(testing::Message() << kernel.name << " ldb " << ldb);
       HostArray b(bt, kc * ldb);
       fill(b, 21);
       for (std::int64_t rows : {1, 2, 3, 4, 5, 6, 7, 16, 24}) {
