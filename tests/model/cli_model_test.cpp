@@ -163,6 +163,10 @@ TEST_F(ModelCliTest, BenchAndUsageErrors) {
   const CliResult unfused = hal("bench " + dir("qwen2_bias_f16") + " --prompt-tokens 4 --decode-steps 2 --rounds 1 --unfused");
   ASSERT_EQ(unfused.status, 0) << unfused.output;
   expect_contains(unfused, "projections unfused");
+  const CliResult row_major = hal("bench " + dir("mistral_window_bf16") + " --prompt-tokens 4 --decode-steps 2 --rounds 1 --column-blocks 1");
+  ASSERT_EQ(row_major.status, 0) << row_major.output;
+  expect_contains(row_major, "linears [in, out]");
+  EXPECT_EQ(hal("run " + dir("llama_untied_f32") + " --tokens 1 --column-blocks 2").status, 2);  // bench only
   EXPECT_EQ(hal("run " + dir("llama_untied_f32") + " --tokens 1 --unfused").status, 2);  // bench only
   EXPECT_EQ(hal("run " + dir("llama_untied_f32")).status, 2);                       // no tokens
   EXPECT_EQ(hal("run " + dir("llama_untied_f32") + " --tokens 1,,2").status, 2);    // an empty id
