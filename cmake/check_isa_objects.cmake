@@ -2,7 +2,7 @@
 #
 # Fails when a weak symbol (an inline or template function, a static local's
 # guard) is defined both by an object compiled for an extra ISA (*_avx2.cpp.o,
-# *_avx512*.cpp.o: cpu_ref/CMakeLists.txt) and by a baseline object. The
+# *_avx512*.cpp.o, *_amx.cpp.o: cpu_ref/CMakeLists.txt) and by a baseline object. The
 # linker keeps one copy of each weak symbol for the whole library; if it kept
 # the AVX2 one, baseline code would run AVX2 instructions on a CPU without
 # them. ISA files must keep such code to themselves (always_inline helpers,
@@ -26,7 +26,7 @@ foreach(object IN LISTS objects)
       list(APPEND names "${name}")
     endif()
   endforeach()
-  if(object MATCHES "_avx(2|512[a-z0-9]*)\\.cpp\\.o$")
+  if(object MATCHES "_(avx2|avx512[a-z0-9]*|amx)\\.cpp\\.o$")
     list(APPEND isa_weak ${names})
   else()
     list(APPEND base_weak ${names})

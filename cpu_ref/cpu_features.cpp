@@ -14,6 +14,9 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#endif
 
 namespace hal::cpu_ref {
 
@@ -33,6 +36,25 @@ std::string read_brand() {
 #endif
   return "unknown CPU";
 }
+
+#if defined(__x86_64__)
+// Whether this process may use AMX tile data: XCR0 must have the tile bits
+// (17, 18) and, on Linux 5.16 and later, the process must ask for the state
+// (it enlarges every signal frame, so the kernel grants it only on request).
+bool amx_tile_state_granted() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 27) & 1u)) return false;  // OSXSAVE
+  unsigned xcr0_lo, xcr0_hi;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  if ((xcr0_lo & (3u << 17)) != (3u << 17)) return false;
+#if defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;  // no known way to ask for the state: never run AMX there
+#endif
+}
+#endif
 
 std::uint64_t read_sysconf(int name) {
   const long v = sysconf(name);
@@ -83,6 +105,9 @@ CpuFeatures detect() {
   unsigned a, b, c, d;
   if (__get_cpuid(1, &a, &b, &c, &d)) f.f16c = (c >> 29) & 1u;
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = (a >> 5) & 1u;
+  // CPUID.7.0:EDX bit 22 AMX-BF16, bit 24 AMX-TILE.
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && ((d >> 22) & 1u) && ((d >> 24) & 1u))
+    f.amx_bf16 = f.has_avx512() && amx_tile_state_granted();
 #endif
   return f;
 }
@@ -140,6 +165,7 @@ double nominal_fp32_tflops(const CpuFeatures& f) {
 }
 
 double nominal_bf16_tflops(const CpuFeatures& f) {
+  if (f.amx_bf16) return f.physical_cores * (f.clock_mhz * 1e-6) * 1024;
   return nominal_fp32_tflops(f) * (f.has_avx512() && f.avx512bf16 ? 2 : 1);
 }
 
@@ -153,6 +179,7 @@ std::vector<std::string> CpuFeatures::feature_list() const {
   if (avx512vl) out.push_back("avx512vl");
   if (avx512dq) out.push_back("avx512dq");
   if (avx512bf16) out.push_back("avx512bf16");
+  if (amx_bf16) out.push_back("amx_bf16");
   return out;
 }
 
@@ -165,6 +192,7 @@ std::string CpuFeatures::arch_string() const {
   if (has_avx512()) s += "+avx512";
   else if (has_avx2_fma()) s += "+avx2";
   if (avx512bf16) s += "+avx512bf16";
+  if (amx_bf16) s += "+amx_bf16";
   return s;
 }
 

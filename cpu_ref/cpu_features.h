@@ -17,6 +17,9 @@ struct CpuFeatures {
   std::uint64_t l2_bytes = 0;
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512bf16 = false;
+  // AMX-TILE and AMX-BF16, and the OS has granted this process the tile data
+  // state (Linux: arch_prctl ARCH_REQ_XCOMP_PERM, asked for once, process-wide).
+  bool amx_bf16 = false;
 
   bool has_avx2_fma() const { return avx2 && fma && f16c; }
   bool has_avx512() const { return avx512f && avx512bw && avx512vl && avx512dq && fma && f16c; }
@@ -38,7 +41,8 @@ CpuInfoText parse_cpuinfo(std::string_view text);
 // The FMA is the widest the vector kernels use (AVX-512: 16 lanes, AVX2: 8),
 // without FMA one multiply and one add pipe of 4 lanes. bf16 doubles the fp32
 // rate with AVX-512 BF16 (vdpbf16ps: two products per fp32 lane), else it is
-// the fp32 rate (bf16 is widened). A nominal figure: the clock is the one the
+// the fp32 rate (bf16 is widened); with AMX it is one TDPBF16PS (16 x 16 x 32
+// multiply-adds) per 16 cycles, 1024 FLOPs per cycle per core. A nominal figure: the clock is the one the
 // OS reports (often the base clock; a VM's host TSC), which boost exceeds --
 // on the 2-core VM the AVX2 kernel reaches about 95% of it on one core -- so
 // the benchmarks measure their ceilings in the same run and prefer those.

@@ -175,7 +175,7 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
   // K blocks start at multiples of the kernel's granule (bf16 pairs never straddle two blocks).
   const std::int64_t kc_max = round_up(std::max<std::int64_t>(1, std::min(blocking.kc, p.k)), kernel.k_granule());
   const GemmPacking packing = kernel.packing;
-  if (packing == GemmPacking::bf16_pairs && (p.a.dtype != DType::bf16 || p.b.dtype != DType::bf16))
+  if (kernel.bf16_only() && (p.a.dtype != DType::bf16 || p.b.dtype != DType::bf16))
     throw Error(ErrorCode::invalid_argument, std::string("cpu gemm: the ") + kernel.name +
                                                  " micro-kernel takes bf16 A and B only");
   const std::int64_t n_blocks = ceil_div(p.n, nc_max);
@@ -208,6 +208,7 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
     float* a_panels = t_scratch.a_panels.get(ceil_div(mc_max, mr) * panel_stride(packing, kc_max, mr));
     float* b_panels = t_scratch.b_panels.get(n_panels * panel_stride(packing, kc_max, nr));
     std::memset(acc, 0, sizeof(float) * static_cast<std::size_t>(m_panels * n_panels * mr * nr));
+    if (kernel.begin_task) kernel.begin_task();
 
     // A tile of a few rows (decode shapes) reads a row-major f32/bf16 op(B)
     // where it lies (GemmStreamBFn); only a partial last panel is packed.
@@ -238,6 +239,7 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
                        acc + (jp * m_panels + first_panel + ip) * mr * nr);
       }
     }
+    if (kernel.end_task) kernel.end_task();
     write_tile(p, batch, i0, rows, j0, nc, acc, m_panels, mr, nr, t_scratch.row.get(n_panels * nr));
   };
 

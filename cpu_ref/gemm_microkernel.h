@@ -15,6 +15,19 @@
 //               bf16 subnormals read as zero, subnormal results flushed to zero.
 //               Only for A and B both bf16; the pairs are always (2i, 2i + 1)
 //               of the whole K, so the driver splits K at even offsets.
+//   amx_bf16:   AMX's TDPBF16PS, K in blocks of 32 (the last one zero-padded;
+//               the driver splits K at multiples of 32). Per block, a is MR rows
+//               of 32 bf16 (row-major: an AMX A tile of 16 rows per half) and b
+//               is 16 x NR words of bf16 pairs, as bf16_pairs (a B tile per 16
+//               columns). Per element and block, two fp32 lanes start at +0:
+//               e += a[2p] * b[2p] and o += a[2p + 1] * b[2p + 1] for pairs
+//               p = 0 .. 15 in turn, each a fused step; then acc += (e + o).
+//               Every step rounds to nearest even, bf16 subnormal inputs read as
+//               zero, subnormal results flush to zero (DAZ/FTZ, whatever MXCSR
+//               says). This is what the hardware does, measured on a Sapphire
+//               Rapids class Xeon against this model and against the manual's
+//               older one-accumulator pseudo-code (which it does not follow);
+//               tests/unit/cpu_amx_test.cpp keeps checking it where AMX runs.
 //
 // No pointer needs any alignment.
 //
@@ -31,9 +44,9 @@
 
 namespace hal::cpu_ref {
 
-enum class GemmPacking { fp32, bf16_pairs };
+enum class GemmPacking { fp32, bf16_pairs, amx_bf16 };
 
-// kc counts k elements in both packings (a bf16_pairs kernel runs ceil(kc/2) steps).
+// kc counts k elements in every packing (a bf16_pairs kernel runs ceil(kc/2) steps).
 using GemmMicroKernelFn = void (*)(std::int64_t kc, const void* a, const void* b, float* acc);
 
 // Decode-shaped tiles (a few rows): op(B) is read where it lies instead of
@@ -76,9 +89,19 @@ struct GemmMicroKernel {
   // multiply, then a rounded add). Kernels alike in this give the same bits.
   bool fused = false;
   GemmPackPairsFn pack_pairs = nullptr;  // bf16_pairs only; null: the plain pack_pair_panels
+  // Run on the thread before a task's first `run` and after its last (AMX:
+  // load the tile configuration, release the tiles); null: nothing to do. A
+  // caller of `run` outside the driver brackets its calls the same way.
+  void (*begin_task)() = nullptr;
+  void (*end_task)() = nullptr;
 
-  // K blocks start at multiples of this (2 keeps bf16 pairs aligned to the whole K).
-  int k_granule() const { return packing == GemmPacking::bf16_pairs ? 2 : 1; }
+  // K blocks start at multiples of this (2 keeps bf16 pairs aligned to the
+  // whole K, 32 AMX's blocks).
+  int k_granule() const {
+    return packing == GemmPacking::bf16_pairs ? 2 : packing == GemmPacking::amx_bf16 ? 32 : 1;
+  }
+  // Packings other than fp32 carry bf16 bits unchanged: bf16 A and B only.
+  bool bf16_only() const { return packing != GemmPacking::fp32; }
 };
 
 // Each ISA's kernel (the avx2/avx512 ones must only be run on a CPU that has
@@ -91,6 +114,13 @@ GemmMicroKernel gemm_microkernel_avx512bf16();
 // kernel is written against, and the way the pair packing and the driver are
 // tested on a CPU without AVX-512 BF16. Never selected by default.
 GemmMicroKernel gemm_microkernel_bf16_pairs_emulated();
+// AMX (cpu_ref/gemm_microkernel_amx.cpp): 32 x 32, four 16 x 16 fp32 tiles;
+// only where cpu_features().amx_bf16. Its stream_b computes the amx_bf16
+// contract with AVX-512 multiply-adds (DAZ/FTZ set for the call): the same bits.
+GemmMicroKernel gemm_microkernel_amx();
+// The amx_bf16 contract in plain C++ (32 x 32, the same packing): the model
+// the AMX kernel is tested against, and the amx path on any CPU.
+GemmMicroKernel gemm_microkernel_amx_emulated();
 
 // The kernels this CPU can run, fp32 ones first, most capable last in each packing.
 std::span<const GemmMicroKernel> gemm_microkernels_available();
@@ -105,9 +135,11 @@ const GemmMicroKernel& selected_gemm_microkernel();
 // when none does (bf16 pairs), and the tile packs B.
 const GemmMicroKernel* decode_kernel_for(const GemmMicroKernel& k, std::span<const GemmMicroKernel> available);
 
-// The kernel for a gemm with these input dtypes: the bf16_pairs kernel when A
-// and B are both bf16 and the CPU has AVX-512 BF16 (HAL_CPU_GEMM_KERNEL=avx2,
-// avx512 or portable keep bf16 on the fp32 kernels), else selected_gemm_microkernel().
+// The kernel for a gemm with these input dtypes: when A and B are both bf16,
+// the AMX kernel where the CPU has AMX, else the bf16_pairs kernel where it has
+// AVX-512 BF16 (HAL_CPU_GEMM_KERNEL=avx512bf16 | amx | bf16_pairs_emulated |
+// amx_emulated forces one; avx2, avx512 or portable keep bf16 on the fp32
+// kernels), else selected_gemm_microkernel().
 const GemmMicroKernel& gemm_microkernel_for(DType a, DType b);
 
 }  // namespace hal::cpu_ref

@@ -27,6 +27,8 @@ std::span<const GemmMicroKernel> gemm_microkernels_available() {
     if (f.has_avx512()) k.push_back(gemm_microkernel_avx512());
     k.push_back(gemm_microkernel_bf16_pairs_emulated());
     if (has_avx512bf16()) k.push_back(gemm_microkernel_avx512bf16());
+    k.push_back(gemm_microkernel_amx_emulated());
+    if (f.amx_bf16) k.push_back(gemm_microkernel_amx());
     return k;
   }();
   return kernels;
@@ -60,21 +62,27 @@ const GemmMicroKernel* decode_kernel_for(const GemmMicroKernel& k, std::span<con
 const GemmMicroKernel& gemm_microkernel_for(DType a, DType b) {
   // HAL_CPU_GEMM_KERNEL names a bf16_pairs kernel to force it (the emulated
   // one runs the pair path on any CPU), an fp32 one to keep bf16 off pairs.
-  static const GemmMicroKernel* bf16_pairs = []() -> const GemmMicroKernel* {
+  static const GemmMicroKernel* bf16_kernel = []() -> const GemmMicroKernel* {
     auto kernels = gemm_microkernels_available();
+    // An emulated kernel only when asked for by name ("amx" is the hardware one).
     auto find = [&](std::string_view name) -> const GemmMicroKernel* {
-      for (const auto& k : kernels)
-        if (k.packing == GemmPacking::bf16_pairs && std::string_view(k.name).starts_with(name)) return &k;
+      const bool emulated = name.find("emulated") != std::string_view::npos;
+      for (const auto& k : kernels) {
+        const std::string_view kn(k.name);
+        if (k.bf16_only() && kn.starts_with(name) && (kn.find("emulated") != std::string_view::npos) == emulated)
+          return &k;
+      }
       return nullptr;
     };
     if (const char* forced = forced_kernel()) {
       const std::string_view want(forced);
-      const bool names_pairs = want.starts_with("avx512bf16") || want.starts_with("bf16_pairs");
-      return names_pairs ? find(want) : nullptr;
+      const bool names_bf16 = want.starts_with("avx512bf16") || want.starts_with("bf16_pairs") || want.starts_with("amx");
+      return names_bf16 ? find(want) : nullptr;
     }
+    if (hal::cpu_ref::cpu_features().amx_bf16) return find("amx");
     return has_avx512bf16() ? find("avx512bf16") : nullptr;
   }();
-  if (a == DType::bf16 && b == DType::bf16 && bf16_pairs) return *bf16_pairs;
+  if (a == DType::bf16 && b == DType::bf16 && bf16_kernel) return *bf16_kernel;
   return selected_gemm_microkernel();
 }
 

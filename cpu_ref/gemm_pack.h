@@ -5,6 +5,7 @@
 // absorbed: the widening to fp32 is exact. Rows/columns past the matrix edge
 // are zero-filled, so an edge tile runs the same full micro-kernel, in the same
 // order, as an interior one.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -196,6 +197,43 @@ inline void pack_pair_panels(const GemmMatrix& m, std::int64_t batch, std::int64
   }
 }
 
+// 32-bit words from one amx_bf16 panel to the next: ceil(kc/32) blocks of
+// 16 x width words (A: width rows of 32 bf16; B: 16 pairs of width columns),
+// plus a cache line as above.
+inline std::int64_t packed_amx_panel_stride(std::int64_t kc, int width) { return (kc + 31) / 32 * 16 * width + 16; }
+
+// The amx_bf16 packing of op(A) (gemm_microkernel.h): `extent` rows from
+// `line0`, k in [k0, k0 + kc), per panel of `width` rows and per 32-k block,
+// the rows' 32 bf16 one after the other (an AMX A tile per 16 rows). Zero past
+// kc and past the last row. The source must be bf16 (its bits are copied).
+inline void pack_amx_rows(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, std::int64_t extent,
+                          std::int64_t line_stride, std::int64_t k0, std::int64_t kc, std::int64_t k_stride, int width,
+                          std::uint16_t* dst) {
+  const std::int64_t base = m.offset + batch * m.batch_stride + line0 * line_stride + k0 * k_stride;
+  const auto* src = static_cast<const std::uint16_t*>(m.data);
+  const std::int64_t blocks = (kc + 31) / 32, panel = 2 * packed_amx_panel_stride(kc, width);
+  for (std::int64_t p0 = 0; p0 < extent; p0 += width) {
+    std::uint16_t* d = dst + (p0 / width) * panel;
+    for (std::int64_t kb = 0; kb < blocks; ++kb) {
+      const std::int64_t valid_k = std::min<std::int64_t>(32, kc - kb * 32);
+      for (std::int64_t w = 0; w < width; ++w) {
+        std::uint16_t* row = d + (kb * width + w) * 32;
+        std::int64_t kk = 0;
+        if (p0 + w < extent) {
+          const std::uint16_t* s = src + base + (p0 + w) * line_stride + kb * 32 * k_stride;
+          if (k_stride == 1) {
+            std::memcpy(row, s, sizeof(std::uint16_t) * static_cast<std::size_t>(valid_k));
+            kk = valid_k;
+          } else {
+            for (; kk < valid_k; ++kk) row[kk] = s[kk * k_stride];
+          }
+        }
+        for (; kk < 32; ++kk) row[kk] = 0;
+      }
+    }
+  }
+}
+
 // pack_pair_panels compiled for the baseline ISA (in gemm_blocked.cpp): the
 // ISA-specific packers fall back to it. Calling the inline one from an
 // AVX-512 file would emit an AVX-512 copy of it as a weak symbol, which the
@@ -207,7 +245,28 @@ void pack_pair_panels_baseline(const GemmMatrix& m, std::int64_t batch, std::int
 // Words (4 bytes: a float or a bf16 pair) from one packed panel to the next,
 // for a kernel's packing, so one scratch buffer serves both.
 inline std::int64_t panel_stride(GemmPacking packing, std::int64_t kc, int width) {
+  if (packing == GemmPacking::amx_bf16) return packed_amx_panel_stride(kc, width);
   return packing == GemmPacking::bf16_pairs ? packed_pair_panel_stride(kc, width) : packed_panel_stride(kc, width);
+}
+
+// op(B) columns in the amx_bf16 packing: each panel the bf16_pairs packing of
+// its columns (`pairs`, when given, is the kernel's vectorised packer: the
+// same words), then the pairs past ceil(kc/2) up to whole 16-pair blocks zeroed.
+inline void pack_amx_columns(const GemmMatrix& m, std::int64_t batch, std::int64_t line0, std::int64_t extent,
+                             std::int64_t line_stride, std::int64_t k0, std::int64_t kc, std::int64_t k_stride,
+                             int width, std::uint32_t* dst, GemmPackPairsFn pairs) {
+  const std::int64_t stride = packed_amx_panel_stride(kc, width), used = (kc + 1) / 2 * width;
+  const std::int64_t padded = (kc + 31) / 32 * 16 * width;
+  auto pack = pairs ? pairs : &pack_pair_panels;
+  // Whole blocks (every KC block but K's last): the two packings coincide, and
+  // one call walks a row-major B's rows once across all panels.
+  if (used == padded) return pack(m, batch, line0, extent, line_stride, k0, kc, k_stride, width, dst);
+  for (std::int64_t p0 = 0; p0 < extent; p0 += width) {
+    std::uint32_t* d = dst + (p0 / width) * stride;
+    const std::int64_t lines = std::min<std::int64_t>(width, extent - p0);
+    pack(m, batch, line0 + p0, lines, line_stride, k0, kc, k_stride, width, d);
+    std::memset(d + used, 0, sizeof(std::uint32_t) * static_cast<std::size_t>(padded - used));
+  }
 }
 
 // Lines of one operand into the panels a kernel of `packing` reads.
@@ -228,12 +287,17 @@ inline void pack_lines(GemmPacking packing, const GemmMatrix& m, std::int64_t ba
 // op(A) rows [i0, i0+mc) x k [k0, k0+kc) -> ceil(mc/mr) panels, panel_stride(packing, kc, mr) apart.
 inline void pack_a(GemmPacking packing, const GemmMatrix& a, std::int64_t batch, std::int64_t i0, std::int64_t mc,
                    std::int64_t k0, std::int64_t kc, int mr, float* dst, GemmPackPairsFn pairs = nullptr) {
+  if (packing == GemmPacking::amx_bf16)
+    return pack_amx_rows(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, reinterpret_cast<std::uint16_t*>(dst));
   pack_lines(packing, a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst, pairs);
 }
 
 // op(B) k [k0, k0+kc) x columns [j0, j0+nc) -> ceil(nc/nr) panels, panel_stride(packing, kc, nr) apart.
 inline void pack_b(GemmPacking packing, const GemmMatrix& b, std::int64_t batch, std::int64_t j0, std::int64_t nc,
                    std::int64_t k0, std::int64_t kc, int nr, float* dst, GemmPackPairsFn pairs = nullptr) {
+  if (packing == GemmPacking::amx_bf16)
+    return pack_amx_columns(b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr,
+                            reinterpret_cast<std::uint32_t*>(dst), pairs);
   pack_lines(packing, b, batch, j0, nc, b.col_stride, k0, kc, b.row_stride, nr, dst, pairs);
 }
 

@@ -189,7 +189,7 @@ TEST(CpuGemm, OddShapesAllTransposesMatchReference) {
 // and the blocking's odd KC (7) must still pair k as (2i, 2i + 1) of the whole K.
 TEST(CpuGemm, EveryMicroKernelAndBlockingGivesTheSameBits) {
   for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
-    const bool pairs = kernel.packing == hal::cpu_ref::GemmPacking::bf16_pairs;
+    const bool pairs = kernel.bf16_only();
     Problem p(61, 75, 83, false, true, pairs ? DType::bf16 : DType::f32);
     const hal::cpu_ref::GemmBlocking small{2 * kernel.mr, 2 * kernel.nr, 16};
     check_against_reference(
@@ -428,7 +428,7 @@ TEST(CpuGemm, StreamedBEqualsPackedBBitForBit) {
 TEST(CpuGemm, DecodeRowsEqualTheSameRowsOfATallProduct) {
   const std::int64_t m = 200, n = 150, k = 300;
   for (const auto& kernel : hal::cpu_ref::gemm_microkernels_available()) {
-    const bool pairs = kernel.packing == hal::cpu_ref::GemmPacking::bf16_pairs;  // bf16 A and B only
+    const bool pairs = kernel.bf16_only();  // bf16 A and B only
     for (DType bt : {DType::f32, DType::bf16}) {
       if (pairs && bt != DType::bf16) continue;
       SCOPED_TRACE(testing::Message() << kernel.name << " " << hal::dtype_name(bt));
