@@ -115,9 +115,12 @@ GemmMicroKernel gemm_microkernel_avx512bf16();
 // tested on a CPU without AVX-512 BF16. Never selected by default.
 GemmMicroKernel gemm_microkernel_bf16_pairs_emulated();
 // AMX (cpu_ref/gemm_microkernel_amx.cpp): 32 x 32, four 16 x 16 fp32 tiles;
-// only where cpu_features().amx_bf16. Its stream_b computes the amx_bf16
-// contract with AVX-512 multiply-adds (DAZ/FTZ set for the call): the same bits.
+// only where cpu_features().amx_bf16. Its stream_b runs decode tiles of at
+// least kAmxStreamTileRows rows on the tiles (B interleaved block by block in
+// L1), fewer with AVX-512 multiply-adds under DAZ/FTZ (no AMX needed): the
+// same bits as the packed path either way.
 GemmMicroKernel gemm_microkernel_amx();
+inline constexpr int kAmxStreamTileRows = 4;
 // The amx_bf16 contract in plain C++ (32 x 32, the same packing): the model
 // the AMX kernel is tested against, and the amx path on any CPU.
 GemmMicroKernel gemm_microkernel_amx_emulated();

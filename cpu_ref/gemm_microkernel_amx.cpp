@@ -9,17 +9,22 @@
 // Sapphire Rapids class core; oneDNN's AMX kernels ran 6x faster there
 // (bench/results/cpu-xeon-amx-2core-2026-12-04-f7d5e88-gemm-bf16/).
 //
-// Decode tiles (stream_b) read a row-major bf16 B in place and compute the
-// amx_bf16 contract with AVX-512 multiply-adds: per output element an even
-// and an odd fp32 lane per 32-k block, then acc += (even + odd), with MXCSR's
-// DAZ and FTZ set and rounding to nearest for the call, as TDPBF16PS does
-// whatever MXCSR says: a row computed there equals the same row through the
-// tiles, bit for bit.
+// Decode tiles (stream_b) read a row-major bf16 B in place. From
+// kAmxStreamTileRows rows up, each 32-k block of B is interleaved into pair
+// words in L1 and multiplied on the tiles; below, where the tiles' 16 rows
+// are mostly padding, the amx_bf16 contract is computed with AVX-512
+// multiply-adds: per output element an even and an odd fp32 lane per 32-k
+// block, then acc += (even + odd), with MXCSR's DAZ and FTZ set and rounding
+// to nearest for the call, as TDPBF16PS does whatever MXCSR says. Either way a
+// row equals the same row through the packed path, bit for bit. Measured on the
+// 2-core Xeon (1..16 x 4096 x 4096): the multiply-adds were faster at 1-2
+// rows (1.1-1.7x), even at 4, the tiles faster from 8 (1.9x) to 16 (3.1-3.7x).
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
 
+#include "cpu_ref/avx512_pair_interleave.h"
 #include "cpu_ref/gemm_microkernel.h"
 
 namespace hal::cpu_ref {
@@ -192,6 +197,58 @@ struct LaneScratch {
 };
 thread_local LaneScratch t_lanes;
 
+// One 32-k block of 32 B columns (rows k < valid_k at b + k * ldb, zero
+// past) as the B packing's 16 x 32 pair words, in `dst` (L1).
+inline void interleave_block(const std::uint16_t* b, std::int64_t ldb, std::int64_t valid_k, std::uint32_t* dst) {
+  const __m512i lo_idx = _mm512_load_si512(pair_interleave::kLo), hi_idx = _mm512_load_si512(pair_interleave::kHi);
+  for (int p = 0; p < kBlockK / 2; ++p) {
+    const __m512i even = 2 * p < valid_k ? _mm512_loadu_si512(b + 2 * p * ldb) : _mm512_setzero_si512();
+    const __m512i odd = 2 * p + 1 < valid_k ? _mm512_loadu_si512(b + (2 * p + 1) * ldb) : _mm512_setzero_si512();
+    _mm512_store_si512(dst + p * kNr, _mm512_permutex2var_epi16(even, lo_idx, odd));
+    _mm512_store_si512(dst + p * kNr + 16, _mm512_permutex2var_epi16(even, hi_idx, odd));
+  }
+}
+
+// The tile path of stream_b_amx: per 32-k block and column panel, B's block is
+// interleaved into pair words in L1 and multiplied on the tiles, with the
+// packed path's instructions on the packed path's words: the same bits. A
+// panel of at most 16 rows uses its first A tile and two accumulator tiles.
+void stream_b_amx_tiles(std::int64_t kc, const std::uint16_t* a, std::int64_t a_stride, std::int64_t rows,
+                        const std::uint16_t* b, std::int64_t ldb, std::int64_t panels, float* acc,
+                        std::int64_t acc_m_panels) {
+  alignas(64) std::uint32_t block[kBlockK / 2 * kNr];
+  constexpr long kAccRow = kNr * sizeof(float), kARow = kBlockK * 2, kBRow = kNr * 4;
+  const std::int64_t blocks = (kc + kBlockK - 1) / kBlockK;
+  for (std::int64_t kb = 0; kb < blocks; ++kb) {
+    const std::int64_t valid_k = std::min<std::int64_t>(kBlockK, kc - kb * kBlockK);
+    for (std::int64_t jp = 0; jp < panels; ++jp) {
+      interleave_block(b + kb * kBlockK * ldb + jp * kNr, ldb, valid_k, block);
+      _tile_loadd(6, block, kBRow);
+      _tile_loadd(7, block + 16, kBRow);
+      for (std::int64_t ip = 0; ip * kMr < rows; ++ip) {
+        const std::uint16_t* ap = a + ip * 2 * a_stride + kb * kMr * kBlockK;  // a_stride counts 32-bit words
+        float* tile = acc + (jp * acc_m_panels + ip) * kMr * kNr;
+        _tile_loadd(4, ap, kARow);
+        _tile_loadd(0, tile, kAccRow);
+        _tile_loadd(1, tile + 16, kAccRow);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_stored(0, tile, kAccRow);
+        _tile_stored(1, tile + 16, kAccRow);
+        if (rows - ip * kMr > 16) {
+          _tile_loadd(5, ap + 16 * kBlockK, kARow);
+          _tile_loadd(2, tile + 16 * kNr, kAccRow);
+          _tile_loadd(3, tile + 16 * kNr + 16, kAccRow);
+          _tile_dpbf16ps(2, 5, 6);
+          _tile_dpbf16ps(3, 5, 7);
+          _tile_stored(2, tile + 16 * kNr, kAccRow);
+          _tile_stored(3, tile + 16 * kNr + 16, kAccRow);
+        }
+      }
+    }
+  }
+}
+
 // GemmStreamBFn for the amx_bf16 packing: `a` holds pack_a's rows (a_stride
 // words per A panel), B is bf16 [kc rows, ldb]. Each 32-k block in two halves
 // of 16 B rows, each half across every column panel: 16 rows of B are read
@@ -200,9 +257,10 @@ thread_local LaneScratch t_lanes;
 void stream_b_amx(std::int64_t kc, const float* a_words, std::int64_t a_stride, std::int64_t rows, const void* b,
                   DType b_dtype, std::int64_t ldb, std::int64_t panels, float* acc, std::int64_t acc_m_panels) {
   (void)b_dtype;  // bf16: the driver streams B for this packing only when A and B are both bf16
-  const DazFtzScope mxcsr;
   const auto* a = reinterpret_cast<const std::uint16_t*>(a_words);
   const auto* bb = static_cast<const std::uint16_t*>(b);
+  if (rows >= kAmxStreamTileRows) return stream_b_amx_tiles(kc, a, a_stride, rows, bb, ldb, panels, acc, acc_m_panels);
+  const DazFtzScope mxcsr;
   const std::int64_t blocks = (kc + kBlockK - 1) / kBlockK;
   float* lanes = t_lanes.get(panels * rows * 64);
   for (std::int64_t kb = 0; kb < blocks; ++kb) {

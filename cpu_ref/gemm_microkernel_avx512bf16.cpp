@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cpu_ref/avx512_pair_interleave.h"
 #include "cpu_ref/gemm_microkernel.h"
 
 namespace hal::cpu_ref {
@@ -97,13 +98,6 @@ void microkernel_avx512bf16(std::int64_t kc, const void* a_panel, const void* b_
   _mm512_storeu_ps(acc + 11 * kNr + 16, c111);
 }
 
-// Pair words of B rows k (low halves) and k + 1 (high halves) for columns
-// 0..15 (lo) and 16..31 (hi): the words pack_b's bf16_pairs panel holds.
-alignas(64) constexpr std::int16_t kPairLo[32] = {0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
-                                                   8,  40, 9,  41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-alignas(64) constexpr std::int16_t kPairHi[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
-                                                   24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
-
 // Rows [0, R) of one 12 x 32 accumulator tile += `pairs` pair steps of A's
 // packed pair words `a` (kMr per pair) with B read in place: rows 2p and
 // 2p + 1 (the second a zero pad when `odd_tail` and p is the last pair) of b,
@@ -112,7 +106,7 @@ alignas(64) constexpr std::int16_t kPairHi[32] = {16, 48, 17, 49, 18, 50, 19, 51
 template <int R>
 void stream_pairs_tile(std::int64_t pairs, bool odd_tail, const std::int32_t* a, const std::uint16_t* b,
                        std::int64_t ldb, float* acc) {
-  const __m512i lo_idx = _mm512_load_si512(kPairLo), hi_idx = _mm512_load_si512(kPairHi);
+  const __m512i lo_idx = _mm512_load_si512(pair_interleave::kLo), hi_idx = _mm512_load_si512(pair_interleave::kHi);
   __m512 c0[R], c1[R];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) c0[r] = _mm512_loadu_ps(acc + r * kNr), c1[r] = _mm512_loadu_ps(acc + r * kNr + 16);

@@ -188,15 +188,19 @@ TEST(CpuGemmAmx, DriverMatchesTheEmulatedContractBitForBit) {
     }
 }
 
-// The decode path needs AVX-512 only: checked on every AVX-512 CPU, AMX or
-// not, against the emulated kernel's packed path.
-TEST(CpuGemmAmx, StreamedDecodeRowsMatchTheEmulatedContractOnAnyAvx512Cpu) {
+// The decode path of fewer than kAmxStreamTileRows rows needs AVX-512 only:
+// checked on every AVX-512 CPU, AMX or not, against the emulated kernel's
+// packed path; the tile path of more rows where AMX runs.
+TEST(CpuGemmAmx, StreamedDecodeRowsMatchTheEmulatedContract) {
   if (!hal::cpu_ref::cpu_features().has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const bool amx = hal::cpu_ref::cpu_features().amx_bf16;
   GemmMicroKernel stream_only = hal::cpu_ref::gemm_microkernel_amx();
   stream_only.run = [](std::int64_t, const void*, const void*, float* acc) { acc[0] = std::nanf(""); };
+  if (!amx) stream_only.begin_task = stream_only.end_task = nullptr;  // no tile state to load
   // N a multiple of 32: every column panel is streamed (a partial one would take `run`).
-  const Shape3 shapes[] = {{1, 64, 96}, {5, 96, 77}, {7, 32, 31}, {24, 128, 300}};
+  const Shape3 shapes[] = {{1, 64, 96}, {3, 96, 77}, {2, 32, 31}, {4, 64, 33}, {7, 32, 31}, {17, 96, 77}, {24, 128, 300}};
   for (const auto& s : shapes) {
+    if (s.m >= hal::cpu_ref::kAmxStreamTileRows && !amx) continue;  // the tiles need AMX
     SCOPED_TRACE(testing::Message() << s.m << "x" << s.n << "x" << s.k);
     const auto a = wide_bf16(static_cast<std::size_t>(s.m * s.k), 7 + s.m, 20);
     const auto b = wide_bf16(static_cast<std::size_t>(s.k * s.n), 8 + s.n, 20);
