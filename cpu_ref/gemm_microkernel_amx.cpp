@@ -24,7 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cpu_ref/avx512_pair_interleave.h"
+#include "cpu_ref/avx512_stream_b.h"
 #include "cpu_ref/gemm_microkernel.h"
 
 namespace hal::cpu_ref {
@@ -142,6 +142,8 @@ void stream_half_block_tile(const std::uint16_t* a, const std::uint16_t* b, std:
   }
   for (int k = k0; k < k0 + kBlockK / 2; k += 2) {
     __m512 be0, be1, bo0, bo1;
+    stream_b_avx512::prefetch_rows_ahead(b + k * ldb, ldb);
+    stream_b_avx512::prefetch_rows_ahead(b + (k + 1) * ldb, ldb);
     widen_row(b + k * ldb, k < valid_k, be0, be1);
     widen_row(b + (k + 1) * ldb, k + 1 < valid_k, bo0, bo1);
 #pragma GCC unroll 6
@@ -200,7 +202,7 @@ thread_local LaneScratch t_lanes;
 // One 32-k block of 32 B columns (rows k < valid_k at b + k * ldb, zero
 // past) as the B packing's 16 x 32 pair words, in `dst` (L1).
 inline void interleave_block(const std::uint16_t* b, std::int64_t ldb, std::int64_t valid_k, std::uint32_t* dst) {
-  const __m512i lo_idx = _mm512_load_si512(pair_interleave::kLo), hi_idx = _mm512_load_si512(pair_interleave::kHi);
+  const __m512i lo_idx = _mm512_load_si512(stream_b_avx512::kPairLo), hi_idx = _mm512_load_si512(stream_b_avx512::kPairHi);
   for (int p = 0; p < kBlockK / 2; ++p) {
     const __m512i even = 2 * p < valid_k ? _mm512_loadu_si512(b + 2 * p * ldb) : _mm512_setzero_si512();
     const __m512i odd = 2 * p + 1 < valid_k ? _mm512_loadu_si512(b + (2 * p + 1) * ldb) : _mm512_setzero_si512();

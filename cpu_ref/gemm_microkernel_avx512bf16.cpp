@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cpu_ref/avx512_pair_interleave.h"
+#include "cpu_ref/avx512_stream_b.h"
 #include "cpu_ref/gemm_microkernel.h"
 
 namespace hal::cpu_ref {
@@ -106,11 +106,13 @@ void microkernel_avx512bf16(std::int64_t kc, const void* a_panel, const void* b_
 template <int R>
 void stream_pairs_tile(std::int64_t pairs, bool odd_tail, const std::int32_t* a, const std::uint16_t* b,
                        std::int64_t ldb, float* acc) {
-  const __m512i lo_idx = _mm512_load_si512(pair_interleave::kLo), hi_idx = _mm512_load_si512(pair_interleave::kHi);
+  const __m512i lo_idx = _mm512_load_si512(stream_b_avx512::kPairLo), hi_idx = _mm512_load_si512(stream_b_avx512::kPairHi);
   __m512 c0[R], c1[R];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) c0[r] = _mm512_loadu_ps(acc + r * kNr), c1[r] = _mm512_loadu_ps(acc + r * kNr + 16);
   for (std::int64_t p = 0; p < pairs; ++p) {
+    stream_b_avx512::prefetch_rows_ahead(b + 2 * p * ldb, ldb);
+    stream_b_avx512::prefetch_rows_ahead(b + (2 * p + 1) * ldb, ldb);
     const __m512i even = _mm512_loadu_si512(b + 2 * p * ldb);
     const __m512i odd = odd_tail && p + 1 == pairs ? _mm512_setzero_si512() : _mm512_loadu_si512(b + (2 * p + 1) * ldb);
     const __m512i b0 = _mm512_permutex2var_epi16(even, lo_idx, odd);
