@@ -112,8 +112,9 @@ inline void widen_row(const std::uint16_t* row, bool valid, __m512& lo, __m512& 
   // The zero-masked forms: the plain ones pass GCC 12 an "undefined" source
   // that it then warns about (-Wmaybe-uninitialized) once inlined here.
   constexpr __mmask16 kAll = 0xFFFF;
-  const __m512i lo16 = _mm512_maskz_cvtepu16_epi32(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row)));
-  const __m512i hi16 = _mm512_maskz_cvtepu16_epi32(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 16)));
+  const auto* halves = reinterpret_cast<const __m256i*>(row);
+  const __m512i lo16 = _mm512_maskz_cvtepu16_epi32(kAll, _mm256_loadu_si256(halves));
+  const __m512i hi16 = _mm512_maskz_cvtepu16_epi32(kAll, _mm256_loadu_si256(halves + 1));
   lo = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, lo16, 16));
   hi = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, hi16, 16));
 }
@@ -202,7 +203,8 @@ thread_local LaneScratch t_lanes;
 // One 32-k block of 32 B columns (rows k < valid_k at b + k * ldb, zero
 // past) as the B packing's 16 x 32 pair words, in `dst` (L1).
 inline void interleave_block(const std::uint16_t* b, std::int64_t ldb, std::int64_t valid_k, std::uint32_t* dst) {
-  const __m512i lo_idx = _mm512_load_si512(stream_b_avx512::kPairLo), hi_idx = _mm512_load_si512(stream_b_avx512::kPairHi);
+  const __m512i lo_idx = _mm512_load_si512(stream_b_avx512::kPairLo);
+  const __m512i hi_idx = _mm512_load_si512(stream_b_avx512::kPairHi);
   for (int p = 0; p < kBlockK / 2; ++p) {
     const __m512i even = 2 * p < valid_k ? _mm512_loadu_si512(b + 2 * p * ldb) : _mm512_setzero_si512();
     const __m512i odd = 2 * p + 1 < valid_k ? _mm512_loadu_si512(b + (2 * p + 1) * ldb) : _mm512_setzero_si512();

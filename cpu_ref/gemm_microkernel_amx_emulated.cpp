@@ -2,10 +2,10 @@
 // AMX kernel's packing: what TDPBF16PS does per output element, step by step.
 // Each step is one fused multiply-add (std::fma: a bf16 x bf16 product is
 // exact, the sum is rounded once), then flushed if subnormal.
-#include <bit>
 #include <cmath>
 #include <cstdint>
 
+#include "cpu_ref/bf16_daz_ftz.h"
 #include "cpu_ref/gemm_microkernel.h"
 
 namespace hal::cpu_ref {
@@ -14,19 +14,6 @@ namespace {
 constexpr int kMr = 32;
 constexpr int kNr = 32;
 constexpr int kBlockK = 32;
-
-// bf16 bits widened; subnormal inputs read as (signed) zero.
-float widen_daz(std::uint16_t h) {
-  std::uint32_t bits = std::uint32_t{h} << 16;
-  if ((bits & 0x7F800000u) == 0) bits &= 0x80000000u;
-  return std::bit_cast<float>(bits);
-}
-
-// Subnormal results flush to (signed) zero.
-float flush(float v) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(v);
-  return (bits & 0x7F800000u) == 0 ? std::bit_cast<float>(bits & 0x80000000u) : v;
-}
 
 void microkernel_amx_emulated(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
   const auto* a = static_cast<const std::uint16_t*>(a_panel);  // [block][row][32]
@@ -40,11 +27,15 @@ void microkernel_amx_emulated(std::int64_t kc, const void* a_panel, const void* 
         float even = 0.0f, odd = 0.0f;
         for (int p = 0; p < kBlockK / 2; ++p) {
           const std::uint32_t bw = bb[p * kNr + c];
-          even = flush(std::fma(widen_daz(ab[r * kBlockK + 2 * p]), widen_daz(static_cast<std::uint16_t>(bw)), even));
-          odd = flush(std::fma(widen_daz(ab[r * kBlockK + 2 * p + 1]), widen_daz(static_cast<std::uint16_t>(bw >> 16)), odd));
+          const float a_even = bf16_widen_daz(ab[r * kBlockK + 2 * p]);
+          const float a_odd = bf16_widen_daz(ab[r * kBlockK + 2 * p + 1]);
+          const float b_even = bf16_widen_daz(static_cast<std::uint16_t>(bw));
+          const float b_odd = bf16_widen_daz(static_cast<std::uint16_t>(bw >> 16));
+          even = flush_subnormal(std::fma(a_even, b_even, even));
+          odd = flush_subnormal(std::fma(a_odd, b_odd, odd));
         }
         float& out = acc[r * kNr + c];
-        out = flush(out + flush(even + odd));
+        out = flush_subnormal(out + flush_subnormal(even + odd));
       }
   }
 }

@@ -106,7 +106,8 @@ void microkernel_avx512bf16(std::int64_t kc, const void* a_panel, const void* b_
 template <int R>
 void stream_pairs_tile(std::int64_t pairs, bool odd_tail, const std::int32_t* a, const std::uint16_t* b,
                        std::int64_t ldb, float* acc) {
-  const __m512i lo_idx = _mm512_load_si512(stream_b_avx512::kPairLo), hi_idx = _mm512_load_si512(stream_b_avx512::kPairHi);
+  const __m512i lo_idx = _mm512_load_si512(stream_b_avx512::kPairLo);
+  const __m512i hi_idx = _mm512_load_si512(stream_b_avx512::kPairHi);
   __m512 c0[R], c1[R];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) c0[r] = _mm512_loadu_ps(acc + r * kNr), c1[r] = _mm512_loadu_ps(acc + r * kNr + 16);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cpu_ref/bf16_daz_ftz.h"
 #include "cpu_ref/gemm_microkernel.h"
 
 namespace hal::cpu_ref {
@@ -15,17 +16,9 @@ namespace {
 constexpr int kMr = 4;
 constexpr int kNr = 8;
 
-// A bf16 half of a pair word, widened; subnormal inputs read as (signed) zero.
+// A bf16 half of a pair word (0: low, 1: high), widened, DAZ.
 float widen_daz(std::uint32_t word, int half) {
-  std::uint32_t bits = (half == 0 ? word << 16 : word & 0xFFFF0000u);
-  if ((bits & 0x7F800000u) == 0) bits &= 0x80000000u;
-  return std::bit_cast<float>(bits);
-}
-
-// Subnormal results flush to (signed) zero.
-float flush(float v) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(v);
-  return (bits & 0x7F800000u) == 0 ? std::bit_cast<float>(bits & 0x80000000u) : v;
+  return bf16_widen_daz(static_cast<std::uint16_t>(half == 0 ? word : word >> 16));
 }
 
 void microkernel_bf16_pairs_emulated(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
@@ -37,8 +30,8 @@ void microkernel_bf16_pairs_emulated(std::int64_t kc, const void* a_panel, const
       float v = acc[r * kNr + c];
       for (std::int64_t p = 0; p < pairs; ++p) {
         const std::uint32_t aw = a[p * kMr + r], bw = b[p * kNr + c];
-        v = flush(v + widen_daz(aw, 1) * widen_daz(bw, 1));
-        v = flush(v + widen_daz(aw, 0) * widen_daz(bw, 0));
+        v = flush_subnormal(v + widen_daz(aw, 1) * widen_daz(bw, 1));
+        v = flush_subnormal(v + widen_daz(aw, 0) * widen_daz(bw, 0));
       }
       acc[r * kNr + c] = v;
     }

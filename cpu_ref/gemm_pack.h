@@ -288,7 +288,8 @@ inline void pack_lines(GemmPacking packing, const GemmMatrix& m, std::int64_t ba
 inline void pack_a(GemmPacking packing, const GemmMatrix& a, std::int64_t batch, std::int64_t i0, std::int64_t mc,
                    std::int64_t k0, std::int64_t kc, int mr, float* dst, GemmPackPairsFn pairs = nullptr) {
   if (packing == GemmPacking::amx_bf16)
-    return pack_amx_rows(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, reinterpret_cast<std::uint16_t*>(dst));
+    return pack_amx_rows(a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr,
+                         reinterpret_cast<std::uint16_t*>(dst));
   pack_lines(packing, a, batch, i0, mc, a.row_stride, k0, kc, a.col_stride, mr, dst, pairs);
 }
 

@@ -198,7 +198,8 @@ TEST(CpuGemmAmx, StreamedDecodeRowsMatchTheEmulatedContract) {
   stream_only.run = [](std::int64_t, const void*, const void*, float* acc) { acc[0] = std::nanf(""); };
   if (!amx) stream_only.begin_task = stream_only.end_task = nullptr;  // no tile state to load
   // N a multiple of 32: every column panel is streamed (a partial one would take `run`).
-  const Shape3 shapes[] = {{1, 64, 96}, {3, 96, 77}, {2, 32, 31}, {4, 64, 33}, {7, 32, 31}, {17, 96, 77}, {24, 128, 300}};
+  const Shape3 shapes[] = {{1, 64, 96},  {3, 96, 77},  {2, 32, 31},  {4, 64, 33},
+                           {7, 32, 31},  {17, 96, 77}, {24, 128, 300}};
   for (const auto& s : shapes) {
     if (s.m >= hal::cpu_ref::kAmxStreamTileRows && !amx) continue;  // the tiles need AMX
     SCOPED_TRACE(testing::Message() << s.m << "x" << s.n << "x" << s.k);
