@@ -2,6 +2,8 @@
 // text and the detected features.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "cpu_ref/cpu_features.h"
 #include "hal/registry.h"
 
@@ -52,6 +54,9 @@ TEST(CpuFeatures, NominalPeakFollowsTheWidestFma) {
   EXPECT_DOUBLE_EQ(hal::cpu_ref::nominal_fp32_tflops(f), 2 * 2.5e-3 * 64);
   f.avx512bf16 = true;  // vdpbf16ps: two products per fp32 lane
   EXPECT_DOUBLE_EQ(hal::cpu_ref::nominal_bf16_tflops(f), 2 * hal::cpu_ref::nominal_fp32_tflops(f));
+  f.amx_bf16 = true;  // one 16 x 16 x 32 TDPBF16PS per 16 cycles: 1024 FLOPs per cycle
+  EXPECT_DOUBLE_EQ(hal::cpu_ref::nominal_bf16_tflops(f), 2 * 2.5e-3 * 1024);
+  EXPECT_NE(f.arch_string().find("+amx_bf16"), std::string::npos);
   f.clock_mhz = 0;  // unknown clock: unknown peak, not a made-up one
   EXPECT_EQ(hal::cpu_ref::nominal_fp32_tflops(f), 0.0);
 }
