@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hal/allocations.h"
@@ -30,6 +31,10 @@ struct DeviceInfo {
   double peak_bf16_tflops = 0;
   double peak_bandwidth_gbps = 0;
   std::vector<std::string> features;  // "avx512f", "wgmma", "tma", "mfma", ...
+  // Kernels this device chose at run time, per op class ("gemm bf16" ->
+  // "amx_32x32"), so that a result can say what computed it; empty where a
+  // backend makes no such choice.
+  std::vector<std::pair<std::string, std::string>> kernels;
 };
 
 // Answer of Device::supports(): whether an op call can run, and if not why.

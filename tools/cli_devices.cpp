@@ -18,7 +18,8 @@ constexpr const char* kHelp =
     "usage: hal devices [--json]\n"
     "\n"
     "Lists every available device with its properties (name, backend, model,\n"
-    "arch, compute units, memory, warp size, L2, clock, peak rates, features)\n"
+    "arch, compute units, memory, warp size, L2, clock, peak rates, features,\n"
+    "the kernels chosen at run time, such as the CPU GEMM micro-kernel per dtype)\n"
     "and every backend compiled in, with the reason when it is unavailable.\n"
     "\n"
     "Also: each device's partitions (hal/partition.h: unit, granularity) and the\n"
@@ -35,13 +36,16 @@ std::string partition_text(const PartitionSupport& p) {
 std::string device_json(const DeviceInfo& d) {
   std::string features;
   for (const std::string& f : d.features) features += (features.empty() ? "" : ", ") + io::json_string(f);
+  std::string kernels;
+  for (const auto& [op, kernel] : d.kernels)
+    kernels += (kernels.empty() ? "" : ", ") + io::json_string(op) + ": " + io::json_string(kernel);
   return fmt::format(
       "    {{\"name\": {}, \"backend\": {}, \"index\": {}, \"model\": {}, \"arch\": {}, \"compute_units\": {}, "
       "\"memory_bytes\": {}, \"warp_size\": {}, \"l2_bytes\": {}, \"clock_mhz\": {}, \"peak_fp32_tflops\": {}, "
-      "\"peak_bf16_tflops\": {}, \"peak_bandwidth_gbps\": {}, \"features\": [{}]}}",
+      "\"peak_bf16_tflops\": {}, \"peak_bandwidth_gbps\": {}, \"features\": [{}], \"kernels\": {{{}}}}}",
       io::json_string(d.name), io::json_string(d.backend), d.index, io::json_string(d.model), io::json_string(d.arch),
       d.compute_units, d.memory_bytes, d.warp_size, d.l2_bytes, d.clock_mhz, io::json_number(d.peak_fp32_tflops),
-      io::json_number(d.peak_bf16_tflops), io::json_number(d.peak_bandwidth_gbps), features);
+      io::json_number(d.peak_bf16_tflops), io::json_number(d.peak_bandwidth_gbps), features, kernels);
 }
 
 void print_json() {
@@ -96,6 +100,11 @@ void print_text() {
     fmt::print("  peak bf16:      {}\n", or_unknown(d.peak_bf16_tflops, "TFLOP/s (nominal)"));
     fmt::print("  peak bandwidth: {}\n", or_unknown(d.peak_bandwidth_gbps, "GB/s (nominal)"));
     fmt::print("  features:       {}\n", d.features.empty() ? "none" : fmt::format("{}", fmt::join(d.features, " ")));
+    if (!d.kernels.empty()) {
+      std::vector<std::string> kernels;
+      for (const auto& [op, kernel] : d.kernels) kernels.push_back(op + ": " + kernel);
+      fmt::print("  kernels:        {}\n", fmt::join(kernels, ", "));
+    }
     fmt::print("  partitions:     {}\n", partition_text(dev->partition_support()));
   }
   fmt::print("backends:\n");

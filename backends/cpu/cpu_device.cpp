@@ -8,6 +8,8 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernel_call.h"
 #include "cpu_ref/cpu_features.h"
+#include "cpu_ref/gemm_fp8_kernel.h"
+#include "cpu_ref/gemm_microkernel.h"
 #include "backends/cpu/cpu_stream.h"
 #include "cpu_ref/kernels.h"
 #include "hal/error.h"
@@ -31,6 +33,10 @@ CpuDevice::CpuDevice() {
   // peak_bandwidth_gbps stays 0 (unknown): no portable source gives the
   // memory's nominal rate; hal bench measures a copy ceiling instead.
   info_.features = f.feature_list();
+  info_.kernels = {{"gemm f32", cpu_ref::gemm_microkernel_for(DType::f32, DType::f32).name},
+                   {"gemm bf16", cpu_ref::gemm_microkernel_for(DType::bf16, DType::bf16).name}};
+  const cpu_ref::Fp8GemmPath fp8 = cpu_ref::selected_fp8_gemm_path();
+  info_.kernels.emplace_back("gemm_fp8", fp8.kernel ? fp8.kernel->name : "block dots");
 }
 
 void* CpuDevice::allocate(std::size_t bytes) {

@@ -161,6 +161,7 @@ int bench_main(int argc, char** argv) {
   info.device_name = dev.name();
   info.device_model = dev.info().model;
   info.device_arch = dev.info().arch;
+  info.kernels = dev.info().kernels;
   info.vendor_status = runner.vendor_status();
   info.ceilings = runner.ceilings();
   if (const char* c = std::getenv("HAL_COMMIT")) info.commit = c;

@@ -18,6 +18,11 @@ std::string unit(const BenchResult& r) { return r.bench_case.compute_bound() ? "
 void print_table(std::ostream& out, const RunInfo& info, const std::vector<BenchResult>& results) {
   fmt::print(out, "device {} ({}, {}); vendor baseline: {}\n", info.device_name, info.device_model, info.device_arch,
              info.vendor_status);
+  if (!info.kernels.empty()) {
+    std::vector<std::string> kernels;
+    for (const auto& [op, kernel] : info.kernels) kernels.push_back(op + ": " + kernel);
+    fmt::print(out, "kernels: {}\n", fmt::join(kernels, ", "));
+  }
   fmt::print(out, "copy ceiling at start-up {:.1f} GB/s ({})\n", info.ceilings.copy_gbps, info.ceilings.copy_source);
   fmt::print(out, "ceil: memory-bound cases, max(device copy, hal copy) of the inputs' bytes timed in turn with the case; "
                   "GEMM, the best vendor rate of the run; hal and vendor GEMM samples alternate too\n");
@@ -47,6 +52,11 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<BenchR
              io::json_escape(info.device_name), io::json_escape(info.device_model), io::json_escape(info.device_arch),
              io::json_escape(info.vendor_status));
   fmt::print(out, "  \"commit\": \"{}\",\n  \"date\": \"{}\",\n", io::json_escape(info.commit), io::json_escape(info.date));
+  fmt::print(out, "  \"kernels\": {{");
+  for (std::size_t i = 0; i < info.kernels.size(); ++i)
+    fmt::print(out, "{}\"{}\": \"{}\"", i ? ", " : "", io::json_escape(info.kernels[i].first),
+               io::json_escape(info.kernels[i].second));
+  fmt::print(out, "}},\n");
   fmt::print(out, "  \"ceilings\": {{\"copy_gbps\": {:.3f}, \"copy_source\": \"{}\", \"nominal_bf16_tflops\": {:.3f}, "
                   "\"nominal_fp32_tflops\": {:.3f}}},\n",
              info.ceilings.copy_gbps, io::json_escape(info.ceilings.copy_source), info.ceilings.nominal_bf16_tflops,

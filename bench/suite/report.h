@@ -2,6 +2,7 @@
 // Writes benchmark results as a table (stdout), JSON and CSV.
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/suite/runner.h"
@@ -10,6 +11,7 @@ namespace hal::bench {
 
 struct RunInfo {
   std::string device_name, device_model, device_arch, vendor_status, commit, date;
+  std::vector<std::pair<std::string, std::string>> kernels;  // DeviceInfo::kernels
   Ceilings ceilings;
 };
 

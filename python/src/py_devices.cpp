@@ -64,6 +64,9 @@ py::dict info_dict(const DeviceInfo& i) {
   d["peak_bf16_tflops"] = i.peak_bf16_tflops;
   d["peak_bandwidth_gbps"] = i.peak_bandwidth_gbps;
   d["features"] = i.features;
+  py::dict kernels;
+  for (const auto& [op, kernel] : i.kernels) kernels[py::str(op)] = kernel;
+  d["kernels"] = kernels;
   return d;
 }
 

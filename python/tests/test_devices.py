@@ -10,6 +10,9 @@ def test_devices_start_with_the_cpu():
     assert hal.device("cpu").host_accessible and hal.device("cpu").info["compute_units"] >= 1
     assert any(b["name"] == "cpu" and b["available"] for b in hal.backends())
     assert hal.default_device() == hal.device("cpu")  # HAL_DEVICE=cpu in ctest
+    # The CPU names the GEMM kernels it chose at run time (which ones depends on the machine).
+    kernels = hal.device("cpu").info["kernels"]
+    assert set(kernels) >= {"gemm f32", "gemm bf16", "gemm_fp8"} and all(kernels.values())
 
 
 def test_streams_and_events_order_work():

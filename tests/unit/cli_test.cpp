@@ -62,6 +62,8 @@ TEST_F(CliTest, DevicesJsonIsWellFormedAndNamesTheCpu) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("\"name\": \"cpu\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"backends\""), std::string::npos) << r.output;
+  // The CPU names the GEMM kernels it chose (which one depends on the machine).
+  EXPECT_NE(r.output.find("\"kernels\": {\"gemm f32\": "), std::string::npos) << r.output;
   // Brackets balance outside strings, and the document is one object.
   int depth = 0;
   bool in_string = false, escaped = false;
@@ -266,6 +268,7 @@ TEST_F(CliTest, BenchWritesJsonAndCsvWithRatesAndCeilings) {
   EXPECT_GT(ceiling, 0.0);
   EXPECT_NEAR(fraction, rate / ceiling, 1e-3 * fraction + 1e-4);
   EXPECT_GT(json_number(j, "copy_gbps"), 0.0);
+  EXPECT_NE(j.find("\"kernels\": {\"gemm f32\": "), std::string::npos) << j;  // what computed the GEMMs here
   // A row op on the CPU also reports its rate on a working set the caches keep.
   EXPECT_GT(json_number(j, "in_cache_rate", result), 0.0);
   const std::string c = read_file(csv);

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "cpu_ref/cpu_features.h"
+#include "cpu_ref/gemm_microkernel.h"
 #include "hal/registry.h"
 
 namespace {
@@ -69,6 +71,12 @@ TEST(CpuFeatures, TheCpuDeviceReportsWhatWasDetected) {
   EXPECT_EQ(info.clock_mhz, f.clock_mhz);
   EXPECT_DOUBLE_EQ(info.peak_fp32_tflops, hal::cpu_ref::nominal_fp32_tflops(f));
   EXPECT_DOUBLE_EQ(info.peak_bf16_tflops, hal::cpu_ref::nominal_bf16_tflops(f));
+  // The kernels it names are the ones the GEMM takes.
+  ASSERT_GE(info.kernels.size(), 2u);
+  EXPECT_EQ(info.kernels[0], std::make_pair(std::string("gemm f32"),
+                                            std::string(hal::cpu_ref::gemm_microkernel_for(hal::DType::f32, hal::DType::f32).name)));
+  EXPECT_EQ(info.kernels[1], std::make_pair(std::string("gemm bf16"),
+                                            std::string(hal::cpu_ref::gemm_microkernel_for(hal::DType::bf16, hal::DType::bf16).name)));
 }
 
 }  // namespace
