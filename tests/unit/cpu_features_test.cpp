@@ -72,11 +72,13 @@ TEST(CpuFeatures, TheCpuDeviceReportsWhatWasDetected) {
   EXPECT_DOUBLE_EQ(info.peak_fp32_tflops, hal::cpu_ref::nominal_fp32_tflops(f));
   EXPECT_DOUBLE_EQ(info.peak_bf16_tflops, hal::cpu_ref::nominal_bf16_tflops(f));
   // The kernels it names are the ones the GEMM takes.
+  using hal::DType;
+  using hal::cpu_ref::gemm_microkernel_for;
   ASSERT_GE(info.kernels.size(), 2u);
-  EXPECT_EQ(info.kernels[0], std::make_pair(std::string("gemm f32"),
-                                            std::string(hal::cpu_ref::gemm_microkernel_for(hal::DType::f32, hal::DType::f32).name)));
-  EXPECT_EQ(info.kernels[1], std::make_pair(std::string("gemm bf16"),
-                                            std::string(hal::cpu_ref::gemm_microkernel_for(hal::DType::bf16, hal::DType::bf16).name)));
+  EXPECT_EQ(info.kernels[0],
+            std::make_pair(std::string("gemm f32"), std::string(gemm_microkernel_for(DType::f32, DType::f32).name)));
+  EXPECT_EQ(info.kernels[1],
+            std::make_pair(std::string("gemm bf16"), std::string(gemm_microkernel_for(DType::bf16, DType::bf16).name)));
 }
 
 }  // namespace
