@@ -46,6 +46,10 @@ namespace hal::cpu_ref {
 
 enum class GemmPacking { fp32, bf16_pairs, amx_bf16 };
 
+// The amx_bf16 contract's K block (one TDPBF16PS of 16 pairs), and how many a kc takes.
+inline constexpr int kAmxBlockK = 32;
+constexpr std::int64_t amx_blocks(std::int64_t kc) { return (kc + kAmxBlockK - 1) / kAmxBlockK; }
+
 // kc counts k elements in every packing (a bf16_pairs kernel runs ceil(kc/2) steps).
 using GemmMicroKernelFn = void (*)(std::int64_t kc, const void* a, const void* b, float* acc);
 
@@ -98,7 +102,7 @@ struct GemmMicroKernel {
   // K blocks start at multiples of this (2 keeps bf16 pairs aligned to the
   // whole K, 32 AMX's blocks).
   int k_granule() const {
-    return packing == GemmPacking::bf16_pairs ? 2 : packing == GemmPacking::amx_bf16 ? 32 : 1;
+    return packing == GemmPacking::bf16_pairs ? 2 : packing == GemmPacking::amx_bf16 ? kAmxBlockK : 1;
   }
   // Packings other than fp32 carry bf16 bits unchanged: bf16 A and B only.
   bool bf16_only() const { return packing != GemmPacking::fp32; }

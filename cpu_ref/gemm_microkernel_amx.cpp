@@ -32,7 +32,7 @@ namespace {
 
 constexpr int kMr = 32;
 constexpr int kNr = 32;
-constexpr int kBlockK = 32;
+constexpr int kBlockK = kAmxBlockK;
 
 // The LDTILECFG memory operand (palette 1).
 struct alignas(64) TileConfig {
@@ -66,7 +66,7 @@ void end_amx_task() { _tile_release(); }
 void microkernel_amx(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
   const auto* a = static_cast<const std::uint16_t*>(a_panel);
   const auto* b = static_cast<const std::uint32_t*>(b_panel);
-  const std::int64_t blocks = (kc + kBlockK - 1) / kBlockK;
+  const std::int64_t blocks = amx_blocks(kc);
   constexpr long kAccRow = kNr * sizeof(float), kARow = kBlockK * 2, kBRow = kNr * 4;
   _tile_loadd(0, acc, kAccRow);
   _tile_loadd(1, acc + 16, kAccRow);
@@ -222,7 +222,7 @@ void stream_b_amx_tiles(std::int64_t kc, const std::uint16_t* a, std::int64_t a_
                         std::int64_t acc_m_panels) {
   alignas(64) std::uint32_t block[kBlockK / 2 * kNr];
   constexpr long kAccRow = kNr * sizeof(float), kARow = kBlockK * 2, kBRow = kNr * 4;
-  const std::int64_t blocks = (kc + kBlockK - 1) / kBlockK;
+  const std::int64_t blocks = amx_blocks(kc);
   for (std::int64_t kb = 0; kb < blocks; ++kb) {
     const std::int64_t valid_k = std::min<std::int64_t>(kBlockK, kc - kb * kBlockK);
     for (std::int64_t jp = 0; jp < panels; ++jp) {
@@ -265,7 +265,7 @@ void stream_b_amx(std::int64_t kc, const float* a_words, std::int64_t a_stride, 
   const auto* bb = static_cast<const std::uint16_t*>(b);
   if (rows >= kAmxStreamTileRows) return stream_b_amx_tiles(kc, a, a_stride, rows, bb, ldb, panels, acc, acc_m_panels);
   const DazFtzScope mxcsr;
-  const std::int64_t blocks = (kc + kBlockK - 1) / kBlockK;
+  const std::int64_t blocks = amx_blocks(kc);
   float* lanes = t_lanes.get(panels * rows * 64);
   for (std::int64_t kb = 0; kb < blocks; ++kb) {
     const std::int64_t valid_k = std::min<std::int64_t>(kBlockK, kc - kb * kBlockK);

@@ -13,12 +13,12 @@ namespace {
 
 constexpr int kMr = 32;
 constexpr int kNr = 32;
-constexpr int kBlockK = 32;
+constexpr int kBlockK = kAmxBlockK;
 
 void microkernel_amx_emulated(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
   const auto* a = static_cast<const std::uint16_t*>(a_panel);  // [block][row][32]
   const auto* b = static_cast<const std::uint32_t*>(b_panel);  // [block][pair][column]
-  const std::int64_t blocks = (kc + kBlockK - 1) / kBlockK;
+  const std::int64_t blocks = amx_blocks(kc);
   for (std::int64_t kb = 0; kb < blocks; ++kb) {
     const std::uint16_t* ab = a + kb * kMr * kBlockK;
     const std::uint32_t* bb = b + kb * (kBlockK / 2) * kNr;

@@ -60,8 +60,9 @@ const GemmMicroKernel* decode_kernel_for(const GemmMicroKernel& k, std::span<con
 }
 
 const GemmMicroKernel& gemm_microkernel_for(DType a, DType b) {
-  // HAL_CPU_GEMM_KERNEL names a bf16_pairs kernel to force it (the emulated
-  // one runs the pair path on any CPU), an fp32 one to keep bf16 off pairs.
+  // HAL_CPU_GEMM_KERNEL names a bf16-only kernel (pairs or AMX) to force it
+  // (the emulated ones run those paths on any CPU), an fp32 one to keep bf16
+  // on the fp32 kernels.
   static const GemmMicroKernel* bf16_kernel = []() -> const GemmMicroKernel* {
     auto kernels = gemm_microkernels_available();
     // An emulated kernel only when asked for by name ("amx" is the hardware one).

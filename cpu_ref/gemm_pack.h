@@ -200,7 +200,9 @@ inline void pack_pair_panels(const GemmMatrix& m, std::int64_t batch, std::int64
 // 32-bit words from one amx_bf16 panel to the next: ceil(kc/32) blocks of
 // 16 x width words (A: width rows of 32 bf16; B: 16 pairs of width columns),
 // plus a cache line as above.
-inline std::int64_t packed_amx_panel_stride(std::int64_t kc, int width) { return (kc + 31) / 32 * 16 * width + 16; }
+inline std::int64_t packed_amx_panel_stride(std::int64_t kc, int width) {
+  return amx_blocks(kc) * (kAmxBlockK / 2) * width + 16;
+}
 
 // The amx_bf16 packing of op(A) (gemm_microkernel.h): `extent` rows from
 // `line0`, k in [k0, k0 + kc), per panel of `width` rows and per 32-k block,
@@ -211,16 +213,16 @@ inline void pack_amx_rows(const GemmMatrix& m, std::int64_t batch, std::int64_t 
                           std::uint16_t* dst) {
   const std::int64_t base = m.offset + batch * m.batch_stride + line0 * line_stride + k0 * k_stride;
   const auto* src = static_cast<const std::uint16_t*>(m.data);
-  const std::int64_t blocks = (kc + 31) / 32, panel = 2 * packed_amx_panel_stride(kc, width);
+  const std::int64_t blocks = amx_blocks(kc), panel = 2 * packed_amx_panel_stride(kc, width);
   for (std::int64_t p0 = 0; p0 < extent; p0 += width) {
     std::uint16_t* d = dst + (p0 / width) * panel;
     for (std::int64_t kb = 0; kb < blocks; ++kb) {
-      const std::int64_t valid_k = std::min<std::int64_t>(32, kc - kb * 32);
+      const std::int64_t valid_k = std::min<std::int64_t>(kAmxBlockK, kc - kb * kAmxBlockK);
       for (std::int64_t w = 0; w < width; ++w) {
-        std::uint16_t* row = d + (kb * width + w) * 32;
+        std::uint16_t* row = d + (kb * width + w) * kAmxBlockK;
         std::int64_t kk = 0;
         if (p0 + w < extent) {
-          const std::uint16_t* s = src + base + (p0 + w) * line_stride + kb * 32 * k_stride;
+          const std::uint16_t* s = src + base + (p0 + w) * line_stride + kb * kAmxBlockK * k_stride;
           if (k_stride == 1) {
             std::memcpy(row, s, sizeof(std::uint16_t) * static_cast<std::size_t>(valid_k));
             kk = valid_k;
@@ -228,7 +230,7 @@ inline void pack_amx_rows(const GemmMatrix& m, std::int64_t batch, std::int64_t 
             for (; kk < valid_k; ++kk) row[kk] = s[kk * k_stride];
           }
         }
-        for (; kk < 32; ++kk) row[kk] = 0;
+        for (; kk < kAmxBlockK; ++kk) row[kk] = 0;
       }
     }
   }
@@ -256,7 +258,7 @@ inline void pack_amx_columns(const GemmMatrix& m, std::int64_t batch, std::int64
                              std::int64_t line_stride, std::int64_t k0, std::int64_t kc, std::int64_t k_stride,
                              int width, std::uint32_t* dst, GemmPackPairsFn pairs) {
   const std::int64_t stride = packed_amx_panel_stride(kc, width), used = (kc + 1) / 2 * width;
-  const std::int64_t padded = (kc + 31) / 32 * 16 * width;
+  const std::int64_t padded = amx_blocks(kc) * (kAmxBlockK / 2) * width;
   auto pack = pairs ? pairs : &pack_pair_panels;
   // Whole blocks (every KC block but K's last): the two packings coincide, and
   // one call walks a row-major B's rows once across all panels.

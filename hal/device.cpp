@@ -4,6 +4,12 @@
 
 namespace hal {
 
+std::string kernels_text(const std::vector<std::pair<std::string, std::string>>& kernels) {
+  std::string text;
+  for (const auto& [op, kernel] : kernels) text += (text.empty() ? "" : ", ") + op + ": " + kernel;
+  return text;
+}
+
 Support Device::supports(const OpCall&) const { return {}; }
 
 ExternalAllocation Device::register_external(const void* ptr, std::size_t bytes) {

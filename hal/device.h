@@ -37,6 +37,10 @@ struct DeviceInfo {
   std::vector<std::pair<std::string, std::string>> kernels;
 };
 
+// DeviceInfo::kernels as one line: "gemm f32: avx512_12x32, gemm bf16: amx_32x32"
+// (empty when there are none).
+std::string kernels_text(const std::vector<std::pair<std::string, std::string>>& kernels);
+
 // Answer of Device::supports(): whether an op call can run, and if not why.
 struct Support {
   bool ok = true;

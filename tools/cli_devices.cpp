@@ -100,11 +100,7 @@ void print_text() {
     fmt::print("  peak bf16:      {}\n", or_unknown(d.peak_bf16_tflops, "TFLOP/s (nominal)"));
     fmt::print("  peak bandwidth: {}\n", or_unknown(d.peak_bandwidth_gbps, "GB/s (nominal)"));
     fmt::print("  features:       {}\n", d.features.empty() ? "none" : fmt::format("{}", fmt::join(d.features, " ")));
-    if (!d.kernels.empty()) {
-      std::vector<std::string> kernels;
-      for (const auto& [op, kernel] : d.kernels) kernels.push_back(op + ": " + kernel);
-      fmt::print("  kernels:        {}\n", fmt::join(kernels, ", "));
-    }
+    if (!d.kernels.empty()) fmt::print("  kernels:        {}\n", kernels_text(d.kernels));
     fmt::print("  partitions:     {}\n", partition_text(dev->partition_support()));
   }
   fmt::print("backends:\n");

@@ -311,11 +311,7 @@ int bench_main_model(const Args& a) {
              c.hidden_size, c.vocab_size, static_cast<double>(model.weights().device_bytes) * 1e-6, decode_bytes * 1e-6,
              a.unfused ? ", projections unfused" : "",
              a.column_blocks == 1 ? ", linears [in, out]" : "");
-  if (!dev.info().kernels.empty()) {
-    std::vector<std::string> kernels;
-    for (const auto& [op, kernel] : dev.info().kernels) kernels.push_back(op + ": " + kernel);
-    fmt::print("kernels: {}\n", fmt::join(kernels, ", "));
-  }
+  if (!dev.info().kernels.empty()) fmt::print("kernels: {}\n", kernels_text(dev.info().kernels));
   fmt::print("prefill {} tokens: median {:.1f} tokens/s (range {}, {} rounds)\n", a.prompt_tokens, median(prefill_tps),
              range(prefill_tps, 1, 1), prefill_tps.size());
   fmt::print("decode {} steps: median {:.2f} tokens/s (range {}) = {:.2f} GB/s of weights\n", a.decode_steps,

@@ -5,6 +5,7 @@
 
 #include <ostream>
 
+#include "hal/device.h"
 #include "hal/io/json_writer.h"
 
 namespace hal::bench {
@@ -18,11 +19,7 @@ std::string unit(const BenchResult& r) { return r.bench_case.compute_bound() ? "
 void print_table(std::ostream& out, const RunInfo& info, const std::vector<BenchResult>& results) {
   fmt::print(out, "device {} ({}, {}); vendor baseline: {}\n", info.device_name, info.device_model, info.device_arch,
              info.vendor_status);
-  if (!info.kernels.empty()) {
-    std::vector<std::string> kernels;
-    for (const auto& [op, kernel] : info.kernels) kernels.push_back(op + ": " + kernel);
-    fmt::print(out, "kernels: {}\n", fmt::join(kernels, ", "));
-  }
+  if (!info.kernels.empty()) fmt::print(out, "kernels: {}\n", kernels_text(info.kernels));
   fmt::print(out, "copy ceiling at start-up {:.1f} GB/s ({})\n", info.ceilings.copy_gbps, info.ceilings.copy_source);
   fmt::print(out, "ceil: memory-bound cases, max(device copy, hal copy) of the inputs' bytes timed in turn with the case; "
                   "GEMM, the best vendor rate of the run; hal and vendor GEMM samples alternate too\n");
