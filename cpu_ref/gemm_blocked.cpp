@@ -12,6 +12,7 @@
 #include "cpu_ref/activation.h"
 #include "cpu_ref/gemm_pack.h"
 #include "cpu_ref/half_convert.h"
+#include "cpu_ref/vector_kernels.h"
 #include "hal/dtype.h"
 #include "hal/error.h"
 #include "hal/shape.h"
@@ -88,13 +89,6 @@ std::int64_t decode_column_cap(const GemmProblem& p, const GemmBlocking& blockin
   return std::min(blocking.nc, std::max(kMinDecodeColumns, ceil_div(p.n, per_batch)));
 }
 
-// A contiguous bf16 row: the same bits as float_to_bf16_bits, in a loop the
-// compiler vectorises (unit stride, no aliasing); element by element it was
-// about 4% of a bf16-output GEMM at 2048^3.
-void store_bf16_row(const float* __restrict row, std::uint16_t* __restrict out, std::int64_t n) {
-  for (std::int64_t j = 0; j < n; ++j) out[j] = float_to_bf16_bits(row[j]);
-}
-
 // One output row of a tile: gathers its fp32 accumulators (stored per MR x NR
 // micro-tile) into `row`, then applies act(alpha * acc + beta * C + bias) in
 // this order in fp32 and rounds once to C's dtype. Each step is a separate
@@ -112,7 +106,10 @@ void write_row(const GemmProblem& p, std::int64_t batch, std::int64_t i, std::in
   float* gathered = plain ? static_cast<float*>(c_data) + c0 : row;
   for (std::int64_t j = 0, jp = 0; j < nc; j += nr, ++jp) {
     const std::int64_t width = std::min<std::int64_t>(nr, nc - j);
-    std::memcpy(gathered + j, acc_row + jp * panel_floats, sizeof(float) * static_cast<std::size_t>(width));
+    // A loop, not memcpy: a libc call per NR floats was a few percent of a
+    // 1024^3 AMX product (a profile's memmove share).
+    const float* from = acc_row + jp * panel_floats;
+    for (std::int64_t w = 0; w < width; ++w) gathered[j + w] = from[w];
   }
   if (plain) return;
   if (p.alpha != 1.0f)
@@ -134,8 +131,11 @@ void write_row(const GemmProblem& p, std::int64_t batch, std::int64_t i, std::in
     std::memcpy(static_cast<float*>(c_data) + c0, row, sizeof(float) * static_cast<std::size_t>(nc));
   } else if (p.c.dtype == DType::f32) {
     for (std::int64_t j = 0; j < nc; ++j) static_cast<float*>(c_data)[c0 + j * cs] = row[j];
-  } else if (p.c.dtype == DType::bf16 && cs == 1) {
-    store_bf16_row(row, static_cast<std::uint16_t*>(c_data) + c0, nc);
+  } else if ((p.c.dtype == DType::bf16 || p.c.dtype == DType::f16) && cs == 1) {
+    // The vector kernels' rounding (the same bits as float_to_bf16_bits and
+    // float_to_f16_bits): the baseline-ISA loop it replaced was about 12% of
+    // a 1024^3 bf16 product on the AMX kernel (a profile, 2-core Xeon).
+    vector_kernels().narrow(static_cast<std::uint16_t*>(c_data) + c0, p.c.dtype, nc, row);
   } else if (p.c.dtype == DType::bf16) {
     for (std::int64_t j = 0; j < nc; ++j) static_cast<std::uint16_t*>(c_data)[c0 + j * cs] = float_to_bf16_bits(row[j]);
   } else if (p.c.dtype == DType::f16) {
@@ -152,6 +152,51 @@ void write_tile(const GemmProblem& p, std::int64_t batch, std::int64_t i0, std::
     const float* acc_row = acc + (i / mr) * mr * nr + (i % mr) * nr;
     write_row(p, batch, i0 + i, j0, nc, acc_row, panel_floats, nr, row);
   }
+}
+
+// How the output is cut into tasks: n_blocks column blocks of nc columns,
+// m_tasks row blocks of rows_per_task rows (per batch).
+struct TaskSplit {
+  std::int64_t nc, n_blocks, rows_per_task, m_tasks;
+};
+
+// A task covers `rows_per_task` rows (several MC blocks) so that its packed
+// B block is reused by all of them instead of being packed again per MC
+// block. Rows are split until every thread has a task, then further towards
+// two tasks per thread (load balance) but not below kMinRowsPerTask (each
+// task packs its own B block: thinner tasks repack B more often; on the
+// 2-core VM, f32 2048^3 ran 1-7% faster in 9 of 10 alternating rounds with
+// two tasks per thread than with four). Splits are even (a multiple of MR,
+// not of MC: the last MC block of a task may be short).
+TaskSplit split_for_columns(const GemmProblem& p, const GemmBlocking& blocking, std::int64_t threads,
+                            std::int64_t nc, int mr) {
+  const std::int64_t n_blocks = ceil_div(p.n, nc);
+  const std::int64_t col_tasks = p.batch * n_blocks;
+  const std::int64_t row_splits = std::max<std::int64_t>(
+      {ceil_div(threads, col_tasks),
+       std::min(ceil_div(2 * threads, col_tasks), std::max<std::int64_t>(1, p.m / kMinRowsPerTask)),
+       ceil_div(p.m, blocking.max_rows_per_task)});
+  const std::int64_t rows_per_task = round_up(ceil_div(p.m, row_splits), mr);
+  return {nc, n_blocks, rows_per_task, ceil_div(p.m, rows_per_task)};
+}
+
+// Every task packs its own A rows for each of its column blocks and its own B
+// columns for each of its row blocks, so a split packs m_tasks * N * K
+// elements of B and n_blocks * M * K of A. When few column blocks leave the
+// rows cut thin (1024^3 on 2 threads: 4 tasks of 256 rows, each packing all of
+// B), NC / 2 packs less: it is taken when it does. On the 2-core AMX Xeon,
+// 1024^3 bf16 ran 5-10% faster with NC 512 than 1024 (60 alternating
+// samples, two rounds), while 2048^3 and 4096^3, where the rule keeps 1024,
+// ran 3-6% slower with it; the f32 and AVX-512 BF16 kernels were unchanged
+// (packing is a smaller share of their time). Only the split changes: which
+// task computes an element, never how.
+TaskSplit choose_task_split(const GemmProblem& p, const GemmBlocking& blocking, std::int64_t threads,
+                            std::int64_t nc_max, int mr, int nr) {
+  const TaskSplit wide = split_for_columns(p, blocking, threads, nc_max, mr);
+  if (p.m <= kStreamBRows || nc_max < 2 * nr) return wide;
+  const TaskSplit narrow = split_for_columns(p, blocking, threads, round_up(nc_max / 2, nr), mr);
+  auto packed = [&](const TaskSplit& s) { return s.m_tasks * p.n + s.n_blocks * p.m; };  // times K
+  return packed(narrow) < packed(wide) ? narrow : wide;
 }
 
 }  // namespace
@@ -178,30 +223,16 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
   if (kernel.bf16_only() && (p.a.dtype != DType::bf16 || p.b.dtype != DType::bf16))
     throw Error(ErrorCode::invalid_argument, std::string("cpu gemm: the ") + kernel.name +
                                                  " micro-kernel takes bf16 A and B only");
-  const std::int64_t n_blocks = ceil_div(p.n, nc_max);
-  // A task covers `rows_per_task` rows (several MC blocks) so that its packed
-  // B block is reused by all of them instead of being packed again per MC
-  // block. Rows are split until every thread has a task, then further towards
-  // two tasks per thread (load balance) but not below kMinRowsPerTask (each
-  // task packs its own B block: thinner tasks repack B more often; on the
-  // 2-core VM, f32 2048^3 ran 1-7% faster in 9 of 10 alternating rounds with
-  // two tasks per thread than with four). Splits are
-  // even (a multiple of MR, not of MC: the last MC block of a task may be
-  // short). The split changes which task computes an element, never how.
-  const std::int64_t col_tasks = p.batch * n_blocks;
-  const std::int64_t row_splits = std::max<std::int64_t>(
-      {ceil_div(threads, col_tasks),
-       std::min(ceil_div(2 * threads, col_tasks), std::max<std::int64_t>(1, p.m / kMinRowsPerTask)),
-       ceil_div(p.m, blocking.max_rows_per_task)});
-  const std::int64_t rows_per_task = round_up(ceil_div(p.m, row_splits), mr);
-  const std::int64_t m_tasks = ceil_div(p.m, rows_per_task);
+  const TaskSplit split = choose_task_split(p, blocking, threads, nc_max, mr, nr);
+  const std::int64_t n_blocks = split.n_blocks, rows_per_task = split.rows_per_task, m_tasks = split.m_tasks;
+  const std::int64_t nc_task = split.nc;
   const std::int64_t tiles = p.batch * m_tasks * n_blocks;
 
   auto run_tile = [&](std::int64_t tile) {
     const std::int64_t batch = tile / (m_tasks * n_blocks);
     const std::int64_t mt = (tile / n_blocks) % m_tasks, nb = tile % n_blocks;
     const std::int64_t i0 = mt * rows_per_task, rows = std::min(rows_per_task, p.m - i0);
-    const std::int64_t j0 = nb * nc_max, nc = std::min(nc_max, p.n - j0);
+    const std::int64_t j0 = nb * nc_task, nc = std::min(nc_task, p.n - j0);
     const std::int64_t m_panels = ceil_div(rows, mr), n_panels = ceil_div(nc, nr);
 
     float* acc = t_scratch.accumulator.get(m_panels * n_panels * mr * nr);

@@ -10,7 +10,7 @@
 
 #include "cpu_ref/activation.h"
 #include "cpu_ref/gemm_fp8_pack.h"
-#include "cpu_ref/half_convert.h"
+#include "cpu_ref/vector_kernels.h"
 #include "hal/dtype.h"
 #include "hal/error.h"
 
@@ -73,9 +73,8 @@ void write_tile(const Fp8GemmProblem& p, const Fp8Task& t, const float* acc, std
     if (p.c.dtype == DType::f32 && cs == 1) {
       std::memcpy(static_cast<float*>(p.c.data) + c0, row, sizeof(float) * static_cast<std::size_t>(t.cols));
     } else if (p.c.dtype == DType::bf16 && cs == 1) {
-      // float_to_bf16_bits rounds as store_element_f32 does (nearest even, NaN 0x7fff), without its dispatch.
-      auto* out = static_cast<std::uint16_t*>(p.c.data) + c0;
-      for (std::int64_t j = 0; j < t.cols; ++j) out[j] = float_to_bf16_bits(row[j]);
+      // The vector kernels round as store_element_f32 does (nearest even, NaN 0x7fff), without its dispatch.
+      vector_kernels().narrow(static_cast<std::uint16_t*>(p.c.data) + c0, DType::bf16, t.cols, row);
     } else {
       for (std::int64_t j = 0; j < t.cols; ++j) store_element_f32(p.c.data, p.c.dtype, c0 + j * cs, row[j]);
     }

@@ -18,6 +18,7 @@
 #include "cpu_ref/gemm_blocked.h"
 #include "cpu_ref/gemm_microkernel.h"
 #include "cpu_ref/gemm_pack.h"
+#include "cpu_ref/half_convert.h"
 #include "cpu_ref/kernels.h"
 #include "hal/dtype.h"
 #include "hal/error.h"
@@ -332,6 +333,38 @@ TEST(CpuGemm, BitwiseIdenticalForAnyThreadCount) {
       one_thread.execute([&] { hal::cpu_ref::gemm(p.call); });
       EXPECT_EQ(parallel, p.c.bytes) << hal::dtype_name(t) << (tb ? " B transposed" : "");
     }
+}
+
+// 1024 x 1024 on 2 threads cuts the columns in two (half NC: less packing
+// than four thin row blocks each packing all of B) where 1 thread keeps them
+// whole: the same bits. A bf16 or f16 C is the f32 C rounded once (the vector
+// kernels' rounding in the epilogue), for f32 and bf16 inputs.
+TEST(CpuGemm, HalvedColumnSplitAndRoundedOutputsGiveTheSameBits) {
+  for (DType in : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(hal::dtype_name(in));
+    Problem p(1024, 1024, 64, false, false, in);
+    tbb::task_arena two_threads(2), one_thread(1);
+    two_threads.execute([&] { hal::cpu_ref::gemm(p.call); });
+    const auto two = p.c.bytes;
+    std::fill(p.c.bytes.begin(), p.c.bytes.end(), 0);
+    one_thread.execute([&] { hal::cpu_ref::gemm(p.call); });
+    EXPECT_EQ(two, p.c.bytes);
+    for (DType out : {DType::bf16, DType::f16}) {
+      HostArray c(out, 1024 * 1024);
+      hal::GemmCall call = p.call;
+      call.c = c.view({1024, 1024});
+      two_threads.execute([&] { hal::cpu_ref::gemm(call); });
+      int wrong = 0;
+      for (std::int64_t i = 0; i < 1024 * 1024; ++i) {
+        float f;
+        std::memcpy(&f, p.c.bytes.data() + i * 4, 4);
+        std::uint16_t got;
+        std::memcpy(&got, c.bytes.data() + i * 2, 2);
+        const std::uint16_t want = out == DType::bf16 ? hal::cpu_ref::float_to_bf16_bits(f) : hal::cpu_ref::float_to_f16_bits(f);
+        if (got != want && ++wrong <= 3) ADD_FAILURE() << hal::dtype_name(out) << " element " << i;
+      }
+    }
+  }
 }
 
 // Decode shapes split their columns across threads (one row cannot be split):
