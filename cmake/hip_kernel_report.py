@@ -26,7 +26,7 @@ FNUZ fp8 GEMM kernel (gemm_fp8_mfma_fnuz_*) lacks the fp8 MFMA
 vectorised row kernel (hal_softmax, hal_norm, hal_reduce and the 16-bit
 hal_softmax_vec16_2b, hal_norm_vec16_2b: the 16-byte row path), a 16-bit
 packed elementwise kernel (hal_unary_packed_*, hal_swiglu_packed_*) or a
-decode GEMM pass-1 kernel (gemm_decode_<f16|bf16>_m*, gemm_fp8_decode_<a>_<b>_m*:
+decode GEMM pass-1 kernel (gemm_decode_<f16|bf16>_m*, gemm_fp8_decode_[fnuz_]<a>_<b>_m*:
 also MFMA kernels) lacks
 global_load_dwordx4 on any target or is missing, when a kernel of
 REQUIRED_KERNELS (embedding_backward's) or an attention kernel the launchers
@@ -55,9 +55,10 @@ MFMA_FAMILIES = ("gemm_mfma_", "attention_flash_", "gemm_fp8_mfma_", "gemm_decod
 # weights in 16-byte loads and nothing else: each must have global_load_dwordx4;
 # so must the fp8 decode GEMM's (hip/kernels/gemm_fp8_decode.hip), every one
 # of which (FP8_DECODE_KERNELS) must be on every target.
-DWORDX4_PATTERN_REQUIRED = re.compile(r"^(gemm_decode_(f16|bf16)|gemm_fp8_decode_(e4m3|e5m2)_(e4m3|e5m2))_m\d+$")
-FP8_DECODE_KERNELS = tuple(f"gemm_fp8_decode_{a}_{b}_m{m}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")
-                           for m in (16, 32, 64))
+DWORDX4_PATTERN_REQUIRED = re.compile(
+    r"^(gemm_decode_(f16|bf16)|gemm_fp8_decode_(fnuz_)?(e4m3|e5m2)_(e4m3|e5m2))_m\d+$")
+FP8_DECODE_KERNELS = tuple(f"gemm_fp8_decode_{f}{a}_{b}_m{m}" for f in ("", "fnuz_") for a in ("e4m3", "e5m2")
+                           for b in ("e4m3", "e5m2") for m in (16, 32, 64))
 # Row kernels with a 16-byte vector path (hip/kernels/rows_*.hip, x_vec16).
 DWORDX4_REQUIRED = ("hal_softmax", "hal_norm", "hal_reduce", "hal_softmax_vec16_2b", "hal_norm_vec16_2b",
                     "hal_unary_packed_bf16", "hal_unary_packed_f16", "hal_swiglu_packed_bf16",

@@ -86,4 +86,35 @@ HAL_HOST_DEVICE inline float fp8_decode_unscale(bool a_e5m2, bool b_e5m2) {
   return (a_e5m2 ? 1.0f : 256.0f) * (b_e5m2 ? 1.0f : 256.0f);
 }
 
+// The same conversion for the FNUZ encodings (MI300's fp8, bias one more
+// than OCP's, no Inf, no -0, 0x80 the only NaN), for the HIP decode GEMM's
+// f16 path (hip/kernels/gemm_fp8_decode.hip), exactly:
+//   e4m3fnuz: the e4m3 shift above gives an f16 worth exactly 2^-7 times the
+//             value (bias 15 vs 8; 0x7f is 240, a number, not NaN);
+//   e5m2fnuz: a byte with an exponent field >= 2 is the f16 with the same
+//             value once its exponent field is lowered by one (bias 16 vs
+//             15); below that, the magnitude bits shifted right by one are
+//             the f16 subnormal of the same value (f16 holds 2^-17 .. 57344);
+//   0x80 becomes f16 NaN 0x7e00.
+// Each half is worked on alone: no carry or borrow crosses into the other.
+HAL_HOST_DEVICE inline uint32_t fp8_fnuz_decode_to_f16_pair(uint32_t word, bool e5m2, int sel_hi) {
+  const uint32_t lo = sel_hi ? (word >> 16) : word;
+  const uint32_t h = ((lo & 0xffu) << 8) | ((lo & 0xff00u) << 16);
+  const uint32_t sign = h & 0x80008000u, mag = h & 0x7f007f00u;
+  uint32_t out = mag >> 1;
+  if (e5m2) {
+    const uint32_t big = (mag + 0x78007800u) & 0x80008000u;  // bit 15 / 31: exponent field >= 2
+    const uint32_t big_mask = (big >> 15) * 0xffffu;
+    out = ((mag - (big >> 5)) & big_mask) | (out & ~big_mask);  // big >> 5: 0x0400 per such half
+  }
+  const uint32_t zero_mag = ~(mag + 0x7fff7fffu) & 0x80008000u;  // bit 15 / 31: magnitude 0
+  const uint32_t nan = sign & zero_mag;
+  return (sign & ~nan) | out | (nan >> 15) * 0x7e00u;
+}
+
+// The exact factor that undoes the FNUZ e4m3 scaling above.
+HAL_HOST_DEVICE inline float fp8_fnuz_decode_unscale(bool a_e5m2, bool b_e5m2) {
+  return (a_e5m2 ? 1.0f : 128.0f) * (b_e5m2 ? 1.0f : 128.0f);
+}
+
 }  // namespace hal::kernel_params

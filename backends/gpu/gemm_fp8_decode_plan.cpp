@@ -22,6 +22,8 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 bool aligned(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 bool is_ocp(std::int32_t t) { return t == codec::kF8E4M3 || t == codec::kF8E5M2; }
+bool is_fnuz(std::int32_t t) { return t == codec::kF8E4M3Fnuz || t == codec::kF8E5M2Fnuz; }
+bool is_e5m2(std::int32_t t) { return t == codec::kF8E5M2 || t == codec::kF8E5M2Fnuz; }
 
 Fp8DecodePlan refuse(std::string why) {
   Fp8DecodePlan p;
@@ -32,10 +34,13 @@ Fp8DecodePlan refuse(std::string why) {
 }  // namespace
 
 Fp8DecodePlan plan_fp8_decode_gemm(const kp::GemmFp8Params& p, int compute_units, const DecodeGemmTuning& tuning,
-                                   int tile_m) {
+                                   int tile_m, bool accept_fnuz) {
   const kp::GemmParams& g = p.g;
   if (p.groups != 0) return refuse("gemm_fp8_grouped: the tiled kernels");
-  if (!is_ocp(p.a_type) || !is_ocp(p.b_type)) return refuse("operands are not OCP e4m3/e5m2 (FNUZ: the tiled kernels)");
+  const bool fnuz = accept_fnuz && is_fnuz(p.a_type) && is_fnuz(p.b_type);
+  if (!fnuz && (!is_ocp(p.a_type) || !is_ocp(p.b_type)))
+    return refuse(accept_fnuz ? "operands are neither both OCP nor both FNUZ e4m3/e5m2 (the tiled kernels)"
+                              : "operands are not OCP e4m3/e5m2 (FNUZ: the tiled kernels)");
   if (g.m < 1 || g.m > kp::kDecodeMaxM) return refuse(fmt::format("m = {} is not in [1, {}]", g.m, kp::kDecodeMaxM));
   if (g.n < 1 || g.k < 1) return refuse("empty operand");
   if (g.batch != 1) return refuse("batched call");
@@ -84,8 +89,17 @@ const char* fp8_decode_kernel_name(const kp::GemmFp8Params& p, const Fp8DecodePl
          {"gemm_fp8_decode_e4m3_e5m2_m16", "gemm_fp8_decode_e4m3_e5m2_m32", "gemm_fp8_decode_e4m3_e5m2_m64"}},
         {{"gemm_fp8_decode_e5m2_e4m3_m16", "gemm_fp8_decode_e5m2_e4m3_m32", "gemm_fp8_decode_e5m2_e4m3_m64"},
          {"gemm_fp8_decode_e5m2_e5m2_m16", "gemm_fp8_decode_e5m2_e5m2_m32", "gemm_fp8_decode_e5m2_e5m2_m64"}}};
+    static constexpr const char* kHipFnuz[2][2][3] = {
+        {{"gemm_fp8_decode_fnuz_e4m3_e4m3_m16", "gemm_fp8_decode_fnuz_e4m3_e4m3_m32",
+          "gemm_fp8_decode_fnuz_e4m3_e4m3_m64"},
+         {"gemm_fp8_decode_fnuz_e4m3_e5m2_m16", "gemm_fp8_decode_fnuz_e4m3_e5m2_m32",
+          "gemm_fp8_decode_fnuz_e4m3_e5m2_m64"}},
+        {{"gemm_fp8_decode_fnuz_e5m2_e4m3_m16", "gemm_fp8_decode_fnuz_e5m2_e4m3_m32",
+          "gemm_fp8_decode_fnuz_e5m2_e4m3_m64"},
+         {"gemm_fp8_decode_fnuz_e5m2_e5m2_m16", "gemm_fp8_decode_fnuz_e5m2_e5m2_m32",
+          "gemm_fp8_decode_fnuz_e5m2_e5m2_m64"}}};
     const int v = plan.m_tiles <= 1 ? 0 : plan.m_tiles == 2 ? 1 : 2;
-    return kHip[p.a_type == codec::kF8E5M2][p.b_type == codec::kF8E5M2][v];
+    return (is_fnuz(p.a_type) ? kHipFnuz : kHip)[is_e5m2(p.a_type)][is_e5m2(p.b_type)][v];
   }
   // [a is e5m2][b is e5m2][log2 m_tiles]
   static constexpr const char* kNames[2][2][4] = {
@@ -228,8 +242,9 @@ std::vector<float> emulate_fp8_decode_gemm_hip(const Fp8DecodePlan& plan, std::i
                                                const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
                                                const std::vector<float>& sa, const std::vector<float>& sb) {
   const std::int64_t kbs = ceil_div(k, kp::kFp8Block);
-  const bool a5 = a_type == codec::kF8E5M2, b5 = b_type == codec::kF8E5M2;
-  const float unscale = kp::fp8_decode_unscale(a5, b5);
+  const bool a5 = is_e5m2(a_type), b5 = is_e5m2(b_type), fnuz = is_fnuz(a_type);
+  const float unscale = fnuz ? kp::fp8_fnuz_decode_unscale(a5, b5) : kp::fp8_decode_unscale(a5, b5);
+  const auto to_f16 = fnuz ? &kp::fp8_fnuz_decode_to_f16_pair : &kp::fp8_decode_to_f16_pair;
   constexpr int kTileM = kp::kDecodeHipTileM;
   std::vector<float> partial(static_cast<std::size_t>(plan.splits * m * n), std::nanf(""));
   for (std::int64_t u = 0; u < plan.units; ++u) {
@@ -252,8 +267,8 @@ std::vector<float> emulate_fp8_decode_gemm_hip(const Fp8DecodePlan& plan, std::i
               const std::uint32_t w = chunk_word(b, n, k, n0 + r, kk, k_end, i);
               const std::uint32_t x = chunk_word(a, m, k, m0 + r, kk, k_end, i);
               for (int e = 0; e < 4; ++e) {
-                ma[r][4 * q + e] = f16_half(kp::fp8_decode_to_f16_pair(w, b5, e / 2), e % 2);
-                mb[4 * q + e][r] = f16_half(kp::fp8_decode_to_f16_pair(x, a5, e / 2), e % 2);
+                ma[r][4 * q + e] = f16_half(to_f16(w, b5, e / 2), e % 2);
+                mb[4 * q + e][r] = f16_half(to_f16(x, a5, e / 2), e % 2);
               }
             }
             for (int rr = 0; rr < 16; ++rr)

@@ -33,14 +33,17 @@ using Fp8DecodePlan = DecodeGemmPlan;
 // 16-byte aligned bases and rows, K % 16 == 0.
 // tile_m: rows of M per matrix instruction, kDecodeCudaTileM (8, CUDA) or
 // kDecodeHipTileM (16, HIP); the variants have 1, 2, 4 (and on CUDA 8) tiles.
+// accept_fnuz: FNUZ e4m3 / e5m2 operands too, both of that family (the HIP
+// kernel has FNUZ variants; CUDA's has none).
 Fp8DecodePlan plan_fp8_decode_gemm(const kernel_params::GemmFp8Params& p, int compute_units,
                                    const DecodeGemmTuning& tuning = kFp8DecodeTuning,
-                                   int tile_m = kernel_params::kDecodeCudaTileM);
+                                   int tile_m = kernel_params::kDecodeCudaTileM, bool accept_fnuz = false);
 
 // Pass 1's parameters for an accepted plan (partial left null: the
 // launcher's workspace), and pass 1's kernel name.
 kernel_params::GemmFp8DecodeParams fp8_decode_params(const kernel_params::GemmFp8Params& p, const Fp8DecodePlan& plan);
-// hip: hip/kernels/gemm_fp8_decode.hip's names (gemm_fp8_decode_<a>_<b>_m<16|32|64>),
+// hip: hip/kernels/gemm_fp8_decode.hip's names (gemm_fp8_decode_<a>_<b>_m<16|32|64>,
+// FNUZ operands gemm_fp8_decode_fnuz_<a>_<b>_m<16|32|64>),
 // else ptx/kernels/gemm_fp8_decode.cu's (hal_gemm_fp8_decode_<a>_<b>_m<8|16|32|64>).
 const char* fp8_decode_kernel_name(const kernel_params::GemmFp8Params& p, const Fp8DecodePlan& plan,
                                    bool hip = false);
@@ -65,8 +68,9 @@ std::vector<float> emulate_fp8_decode_gemm(const Fp8DecodePlan& plan, bool fp8_m
 // 16): wave64, lane l loads K-values 16 (l/16) .. +15 of weight row l % 16
 // and activation row l % 16 of each 16-row M tile; instruction i (0..3) of a
 // 64-K step is v_mfma_f32_16x16x16f16 on word i of each chunk converted to
-// 4 halves (A[l%16][4(l/16) + e], B[4(l/16) + e][l%16]); accumulator r is
-// output (n0 + 4 (l/16) + r, m0 + l % 16).
+// 4 halves (A[l%16][4(l/16) + e], B[4(l/16) + e][l%16]; FNUZ operands by
+// fp8_fnuz_decode_to_f16_pair); accumulator r is output
+// (n0 + 4 (l/16) + r, m0 + l % 16).
 std::vector<float> emulate_fp8_decode_gemm_hip(const Fp8DecodePlan& plan, std::int64_t m, std::int64_t n,
                                                std::int64_t k, std::int32_t a_type, std::int32_t b_type,
                                                const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,

@@ -1,8 +1,8 @@
 // Launchers of the scaled-FP8 ops on HIP: quantize_fp8 / dequantize_fp8
 // (hip/kernels/fp8_quantize.hip, through the shared backends/gpu/fp8_launcher.h)
 // and gemm_fp8 / gemm_fp8_grouped (hip/kernels/gemm_fp8_mfma.hip):
-//   - gemm_fp8 with M <= 64 and OCP operands: first the fp8 decode GEMM
-//     (hip_gemm_fp8_decode.h, split K, weights streamed once);
+//   - gemm_fp8 with M <= 64 and OCP operands, or FNUZ ones: first the fp8
+//     decode GEMM (hip_gemm_fp8_decode.h, split K, weights streamed once);
 //   - FNUZ operands (MI300X's fp8): gemm_fp8_mfma_fnuz_<a>_<b>, the fp8 MFMA
 //     on gfx94x (the same kernel name holds the f16 path in the gfx90a code
 //     object, which has no fp8 MFMA);

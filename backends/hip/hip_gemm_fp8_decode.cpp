@@ -21,7 +21,8 @@ bool try_gemm_fp8_decode(HipStream& s, const kernel_params::GemmFp8Params& p) {
   const HipDeviceCaps& caps = stream_caps(s);
   if (caps.wave_size != 64) return false;  // the lane maps are for wave64
   const gpu::Fp8DecodePlan plan =
-      gpu::plan_fp8_decode_gemm(p, caps.compute_units, gpu::kFp8DecodeTuning, kernel_params::kDecodeHipTileM);
+      gpu::plan_fp8_decode_gemm(p, caps.compute_units, gpu::kFp8DecodeTuning, kernel_params::kDecodeHipTileM,
+                                /*accept_fnuz=*/true);
   if (!plan.ok) return false;
 
   kernel_params::GemmFp8DecodeParams d = gpu::fp8_decode_params(p, plan);

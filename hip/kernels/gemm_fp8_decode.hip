@@ -1,9 +1,11 @@
 // FP8 decode GEMM (gemm_fp8 with M <= 64) on CDNA matrix cores, the HIP
 // twin of ptx/kernels/gemm_fp8_decode.cu: A = activations [m, k] with
 // 1 x 128 scales, B = a weight [N, K] with 128 x 128 scales, OCP e4m3 /
-// e5m2 in any pairing, the weight streamed once with split K over whole
-// 128-blocks (plan: backends/gpu/gemm_fp8_decode_plan.h, tile_m 16). Never
-// run on a GPU (behind HAL_GPU_UNVERIFIED=1, backends/gpu/unverified.h).
+// e5m2 in any pairing (gemm_fp8_decode_*) or FNUZ e4m3 / e5m2, MI300's own
+// fp8, in any pairing (gemm_fp8_decode_fnuz_*), the weight streamed once
+// with split K over whole 128-blocks (plan: backends/gpu/gemm_fp8_decode_plan.h,
+// tile_m 16). Never run on a GPU (behind HAL_GPU_UNVERIFIED=1,
+// backends/gpu/unverified.h).
 //
 // Pass 1 (gemm_fp8_decode_<a>_<b>_m<16|32|64>): each wave64 owns one unit
 // (16 weight rows, one K split). Per 64 K-values lane l, q = l / 16, loads
@@ -11,8 +13,9 @@
 // global_load_dwordx4: read once) and 16 bytes of activation row l % 16 of
 // each 16-row M tile. The bytes are converted exactly to f16 in registers
 // (kernel_params/gemm_fp8_decode.h fp8_decode_to_f16_pair, the same as the
-// CUDA sm_80 form) and fed to v_mfma_f32_16x16x16f16 (gfx90a and gfx940
-// alike: MI300's fp8 MFMA reads FNUZ, not the OCP bytes this path takes):
+// CUDA sm_80 form; FNUZ bytes fp8_fnuz_decode_to_f16_pair) and fed to
+// v_mfma_f32_16x16x16f16 (gfx90a and gfx940 alike, both families: MI300's
+// fp8 MFMA reads FNUZ only, and one f16 path keeps one accuracy model):
 // instruction i (0..3) of a step takes word i of each chunk, A = {lo(w[i]),
 // hi(w[i])} (4 halves: A[l%16][4q..4q+3] = K-values 16q + 4i + 0..3), B the
 // same of the activation chunk. Each 128-block's sum starts from zero in the
@@ -45,12 +48,14 @@ typedef unsigned int U32x4 __attribute__((ext_vector_type(4)));
 typedef unsigned int U32x2 __attribute__((ext_vector_type(2)));
 
 // Word i of a chunk as the instruction's 4 halves {lo, hi}.
+template <bool kFnuz>
 __device__ __forceinline__ Half4 operand(U32x4 v, int i, bool e5m2) {
-  const U32x2 h = {fp8_decode_to_f16_pair(v[i], e5m2, 0), fp8_decode_to_f16_pair(v[i], e5m2, 1)};
+  const U32x2 h = kFnuz ? U32x2{fp8_fnuz_decode_to_f16_pair(v[i], e5m2, 0), fp8_fnuz_decode_to_f16_pair(v[i], e5m2, 1)}
+                        : U32x2{fp8_decode_to_f16_pair(v[i], e5m2, 0), fp8_decode_to_f16_pair(v[i], e5m2, 1)};
   return __builtin_bit_cast(Half4, h);
 }
 
-template <int kMT, bool kA5, bool kB5>
+template <int kMT, bool kA5, bool kB5, bool kFnuz>
 __device__ __forceinline__ void fp8_decode_pass(const GemmFp8DecodeParams& p) {
   using Mma = Mfma_F32_16x16x16_F16;
   constexpr int kBlocks = kMT == 1 ? 2 : 1;  // scale blocks per iteration
@@ -72,7 +77,7 @@ __device__ __forceinline__ void fp8_decode_pass(const GemmFp8DecodeParams& p) {
   const int64_t x_tile = int64_t{kDecodeHipTileM} * p.a_m_stride;
   const int64_t x_rows = p.m - row;  // tile j's row exists when 16j < x_rows
   const float* sb_row = p.b_scales + (n0 / kFp8Block) * p.sb_n_stride;
-  const float unscale = fp8_decode_unscale(kA5, kB5);
+  const float unscale = kFnuz ? fp8_fnuz_decode_unscale(kA5, kB5) : fp8_decode_unscale(kA5, kB5);
   const U32x4 zero = {0u, 0u, 0u, 0u};
 
   Float4 total[kMT];
@@ -107,7 +112,7 @@ __device__ __forceinline__ void fp8_decode_pass(const GemmFp8DecodeParams& p) {
         for (int s2 = 0; s2 < kFp8DecodeStepsPerBlock; ++s2) {
           const int s = bi * kFp8DecodeStepsPerBlock + s2;
 #pragma unroll
-          for (int i = 0; i < 4; ++i) blk = Mma::fma(operand(w[s], i, kB5), operand(x[s][j], i, kA5), blk);
+          for (int i = 0; i < 4; ++i) blk = Mma::fma(operand<kFnuz>(w[s], i, kB5), operand<kFnuz>(x[s][j], i, kA5), blk);
         }
         const int64_t m = int64_t{kDecodeHipTileM} * j + row;  // every accumulator of the lane is row m
         const float sa = m < p.m ? p.a_scales[m * p.sa_m_stride + kb * p.sa_k_stride] : 0.0f;
@@ -132,20 +137,32 @@ __device__ __forceinline__ void fp8_decode_pass(const GemmFp8DecodeParams& p) {
 
 // One kernel per (A format, B format, largest M); each name is spelled out so
 // that the launcher's lookup and cmake/embed_device_code.py's scan find it.
-#define HAL_GEMM_FP8_DECODE(name, max_m, a5, b5) \
+#define HAL_GEMM_FP8_DECODE(name, max_m, a5, b5, fnuz) \
   extern "C" __global__ __launch_bounds__(kThreads) void name(GemmFp8DecodeParams p) { \
-    fp8_decode_pass<(max_m) / kDecodeHipTileM, a5, b5>(p); \
+    fp8_decode_pass<(max_m) / kDecodeHipTileM, a5, b5, fnuz>(p); \
   }
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e4m3_m16, 16, false, false)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e4m3_m32, 32, false, false)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e4m3_m64, 64, false, false)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e5m2_m16, 16, false, true)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e5m2_m32, 32, false, true)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e5m2_m64, 64, false, true)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e4m3_m16, 16, true, false)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e4m3_m32, 32, true, false)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e4m3_m64, 64, true, false)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e5m2_m16, 16, true, true)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e5m2_m32, 32, true, true)
-HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e5m2_m64, 64, true, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e4m3_m16, 16, false, false, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e4m3_m32, 32, false, false, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e4m3_m64, 64, false, false, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e5m2_m16, 16, false, true, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e5m2_m32, 32, false, true, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e4m3_e5m2_m64, 64, false, true, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e4m3_m16, 16, true, false, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e4m3_m32, 32, true, false, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e4m3_m64, 64, true, false, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e5m2_m16, 16, true, true, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e5m2_m32, 32, true, true, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_e5m2_e5m2_m64, 64, true, true, false)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e4m3_e4m3_m16, 16, false, false, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e4m3_e4m3_m32, 32, false, false, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e4m3_e4m3_m64, 64, false, false, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e4m3_e5m2_m16, 16, false, true, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e4m3_e5m2_m32, 32, false, true, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e4m3_e5m2_m64, 64, false, true, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e5m2_e4m3_m16, 16, true, false, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e5m2_e4m3_m32, 32, true, false, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e5m2_e4m3_m64, 64, true, false, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e5m2_e5m2_m16, 16, true, true, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e5m2_e5m2_m32, 32, true, true, true)
+HAL_GEMM_FP8_DECODE(gemm_fp8_decode_fnuz_e5m2_e5m2_m64, 64, true, true, true)
 #undef HAL_GEMM_FP8_DECODE

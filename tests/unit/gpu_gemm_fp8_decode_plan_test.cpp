@@ -199,6 +199,38 @@ TEST(GpuGemmFp8DecodePlan, F16ConversionIsExactForEveryByteAndKeepsNan) {
   EXPECT_EQ(kp::fp8_decode_unscale(true, true), 1.0f);
 }
 
+TEST(GpuGemmFp8DecodePlan, FnuzF16ConversionIsExactForEveryByteAndMakesNanOfMinusZero) {
+  for (const bool e5m2 : {false, true}) {
+    const std::int32_t t = e5m2 ? codec::kF8E5M2Fnuz : codec::kF8E4M3Fnuz;
+    const float factor = e5m2 ? 1.0f : 0x1p-7f;
+    int nans = 0;
+    for (std::uint32_t lo = 0; lo < 256; ++lo)
+      for (std::uint32_t hi = 0; hi < 256; ++hi) {  // every byte next to every byte: no half leaks into the other
+        const std::uint32_t word = lo | (hi << 8) | ((255 - hi) << 16) | (((lo + 91) & 255) << 24);
+        for (int sel = 0; sel < 2; ++sel) {
+          const std::uint32_t pair = kp::fp8_fnuz_decode_to_f16_pair(word, e5m2, sel);
+          for (int h = 0; h < 2; ++h) {
+            const auto byte = static_cast<std::uint8_t>(word >> (8 * (2 * sel + h)));
+            const float want = codec::fp8_to_f32(byte, t);
+            const auto bits = static_cast<std::uint16_t>(pair >> (16 * h));
+            const float got = f16_to_f32(bits);
+            if (std::isnan(want)) {
+              ASSERT_EQ(bits, 0x7e00u) << "byte " << int{byte} << (e5m2 ? " e5m2fnuz" : " e4m3fnuz");
+              nans += sel == 0 && h == 0 && hi == 0;
+            } else {
+              ASSERT_EQ(got, want * factor) << "byte " << int{byte} << (e5m2 ? " e5m2fnuz" : " e4m3fnuz");
+              ASSERT_EQ(std::signbit(got), std::signbit(want)) << "byte " << int{byte};
+            }
+          }
+        }
+      }
+    EXPECT_EQ(nans, 1) << "only 0x80 is NaN";
+  }
+  EXPECT_EQ(kp::fp8_fnuz_decode_unscale(false, false), 16384.0f);
+  EXPECT_EQ(kp::fp8_fnuz_decode_unscale(false, true), 128.0f);
+  EXPECT_EQ(kp::fp8_fnuz_decode_unscale(true, true), 1.0f);
+}
+
 namespace {
 
 struct Fp8Case {
@@ -352,6 +384,46 @@ TEST(GpuGemmFp8DecodePlan, HipVariantsAreSixteenRowTilesAndItsEmulationGivesCpuR
                                            static_cast<std::int32_t>(c.bt), d.a, d.b, d.sa, d.sb);
       for (std::size_t i = 0; i < want.size(); ++i)
         ASSERT_EQ(got[i], want[i]) << "hip m " << c.m << " n " << c.n << " k " << c.k << " splits " << plan.splits
+                                   << " output " << i;
+    }
+}
+
+// MI300's own fp8: the HIP kernel's FNUZ variants (fp8_fnuz_decode_to_f16_pair
+// into the same f16 path). Both operands of one family; CUDA's plan still
+// refuses FNUZ.
+TEST(GpuGemmFp8DecodePlan, HipTakesFnuzOperandsAndItsEmulationGivesCpuRefBits) {
+  const int hip_m = kp::kDecodeHipTileM;
+  const auto plan_hip = [&](const kp::GemmFp8Params& p, int cus, const gpu::DecodeGemmTuning& t) {
+    return gpu::plan_fp8_decode_gemm(p, cus, t, hip_m, /*accept_fnuz=*/true);
+  };
+  const kp::GemmFp8Params p = fp8_call(17, 256, 1024, DType::f8e5m2fnuz, DType::f8e4m3fnuz);
+  const gpu::Fp8DecodePlan plan = plan_hip(p, 304, gpu::kFp8DecodeTuning);
+  ASSERT_TRUE(plan.ok) << plan.why;
+  EXPECT_STREQ(gpu::fp8_decode_kernel_name(p, plan, true), "gemm_fp8_decode_fnuz_e5m2_e4m3_m32");
+  EXPECT_STREQ(gpu::fp8_decode_kernel_name(fp8_call(1, 256, 1024, DType::f8e4m3fnuz, DType::f8e5m2fnuz),
+                                           plan_hip(fp8_call(1, 256, 1024), 304, gpu::kFp8DecodeTuning), true),
+               "gemm_fp8_decode_fnuz_e4m3_e5m2_m16");
+  EXPECT_FALSE(gpu::plan_fp8_decode_gemm(p, 304, gpu::kFp8DecodeTuning, hip_m).ok);  // not asked for
+  EXPECT_FALSE(gpu::plan_fp8_decode_gemm(p, 132).ok);                                 // CUDA
+  const gpu::Fp8DecodePlan mixed =
+      plan_hip(fp8_call(8, 256, 1024, DType::f8e4m3fnuz, DType::f8e4m3), 304, gpu::kFp8DecodeTuning);
+  EXPECT_FALSE(mixed.ok);
+  EXPECT_NE(mixed.why.find("neither both OCP nor both FNUZ"), std::string::npos) << mixed.why;
+
+  constexpr Fp8Case kFnuzCases[] = {
+      {1, 16, 128, DType::f8e4m3fnuz, DType::f8e4m3fnuz},  {13, 130, 784, DType::f8e5m2fnuz, DType::f8e4m3fnuz},
+      {33, 48, 1536, DType::f8e4m3fnuz, DType::f8e5m2fnuz}, {64, 32, 640, DType::f8e5m2fnuz, DType::f8e5m2fnuz},
+  };
+  for (const Fp8Case& c : kFnuzCases)
+    for (const int cus : {1, 304}) {
+      Fp8Data d = make_data(c, true, static_cast<std::uint32_t>(c.m * 29 + c.n));
+      const gpu::Fp8DecodePlan cp = plan_hip(fp8_call(c.m, c.n, c.k, c.at, c.bt), cus, {16, 1});
+      ASSERT_TRUE(cp.ok) << cp.why;
+      const std::vector<float> want = cpu_gemm_fp8(c, d);
+      const std::vector<float> got = gpu::emulate_fp8_decode_gemm_hip(
+          cp, c.m, c.n, c.k, static_cast<std::int32_t>(c.at), static_cast<std::int32_t>(c.bt), d.a, d.b, d.sa, d.sb);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], want[i]) << "fnuz m " << c.m << " n " << c.n << " k " << c.k << " splits " << cp.splits
                                    << " output " << i;
     }
 }
