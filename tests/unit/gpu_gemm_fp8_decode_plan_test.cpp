@@ -171,61 +171,60 @@ TEST(GpuGemmFp8DecodePlan, SplitsAreWhole128BlocksCoveringKAndFillTheDevice) {
   EXPECT_EQ(d.k_per_split, 7 * 128);
 }
 
-TEST(GpuGemmFp8DecodePlan, F16ConversionIsExactForEveryByteAndKeepsNan) {
-  for (const bool e5m2 : {false, true}) {
-    const std::int32_t t = e5m2 ? codec::kF8E5M2 : codec::kF8E4M3;
-    const float factor = e5m2 ? 1.0f : 0x1p-8f;
-    for (std::uint32_t lo = 0; lo < 256; ++lo)
-      for (std::uint32_t hi = 0; hi < 256; hi += 17) {
-        const std::uint32_t word = lo | (hi << 8) | ((255 - lo) << 16) | (((hi + 3) & 255) << 24);
-        for (int sel = 0; sel < 2; ++sel) {
-          const std::uint32_t pair = kp::fp8_decode_to_f16_pair(word, e5m2, sel);
-          for (int h = 0; h < 2; ++h) {
-            const auto byte = static_cast<std::uint8_t>(word >> (8 * (2 * sel + h)));
-            const float want = codec::fp8_to_f32(byte, t);
-            const float got = f16_to_f32(static_cast<std::uint16_t>(pair >> (16 * h)));
-            if (std::isnan(want)) {
-              ASSERT_TRUE(std::isnan(got)) << "byte " << int{byte} << (e5m2 ? " e5m2" : " e4m3");
-            } else {
-              ASSERT_EQ(got, want * factor) << "byte " << int{byte} << (e5m2 ? " e5m2" : " e4m3");
-              ASSERT_EQ(std::signbit(got), std::signbit(want)) << "byte " << int{byte};
-            }
+namespace {
+
+using ToF16Pair = std::uint32_t (*)(std::uint32_t word, bool e5m2, int sel_hi);
+
+// Every byte of fp8 type `t` through `convert` next to every byte (a word's
+// four bytes vary independently: no half leaks into the other): a finite byte
+// gives exactly its value times `factor`, sign included; a NaN byte gives an
+// f16 NaN, exactly `nan_bits` when that is not 0. Returns how many distinct
+// bytes were NaN.
+int expect_exact_for_every_byte(ToF16Pair convert, std::int32_t t, bool e5m2, float factor,
+                                std::uint16_t nan_bits = 0) {
+  bool nan_byte[256] = {};
+  for (std::uint32_t lo = 0; lo < 256; ++lo)
+    for (std::uint32_t hi = 0; hi < 256; ++hi) {
+      const std::uint32_t word = lo | (hi << 8) | ((255 - hi) << 16) | (((lo + 91) & 255) << 24);
+      for (int sel = 0; sel < 2; ++sel) {
+        const std::uint32_t pair = convert(word, e5m2, sel);
+        for (int h = 0; h < 2; ++h) {
+          const auto byte = static_cast<std::uint8_t>(word >> (8 * (2 * sel + h)));
+          const float want = codec::fp8_to_f32(byte, t);
+          const auto bits = static_cast<std::uint16_t>(pair >> (16 * h));
+          const float got = f16_to_f32(bits);
+          if (std::isnan(want)) {
+            nan_byte[byte] = true;
+            EXPECT_TRUE(std::isnan(got)) << "type " << t << " byte " << int{byte};
+            if (nan_bits != 0) EXPECT_EQ(bits, nan_bits) << "type " << t << " byte " << int{byte};
+          } else {
+            EXPECT_EQ(got, want * factor) << "type " << t << " byte " << int{byte};
+            EXPECT_EQ(std::signbit(got), std::signbit(want)) << "type " << t << " byte " << int{byte};
           }
+          if (::testing::Test::HasFailure()) return -1;
         }
       }
-  }
+    }
+  int nans = 0;
+  for (const bool n : nan_byte) nans += n;
+  return nans;
+}
+
+}  // namespace
+
+TEST(GpuGemmFp8DecodePlan, F16ConversionIsExactForEveryByteAndKeepsNan) {
+  EXPECT_EQ(expect_exact_for_every_byte(&kp::fp8_decode_to_f16_pair, codec::kF8E4M3, false, 0x1p-8f), 2);
+  EXPECT_EQ(expect_exact_for_every_byte(&kp::fp8_decode_to_f16_pair, codec::kF8E5M2, true, 1.0f), 6);
   EXPECT_EQ(kp::fp8_decode_unscale(false, false), 65536.0f);
   EXPECT_EQ(kp::fp8_decode_unscale(true, false), 256.0f);
   EXPECT_EQ(kp::fp8_decode_unscale(true, true), 1.0f);
 }
 
 TEST(GpuGemmFp8DecodePlan, FnuzF16ConversionIsExactForEveryByteAndMakesNanOfMinusZero) {
-  for (const bool e5m2 : {false, true}) {
-    const std::int32_t t = e5m2 ? codec::kF8E5M2Fnuz : codec::kF8E4M3Fnuz;
-    const float factor = e5m2 ? 1.0f : 0x1p-7f;
-    int nans = 0;
-    for (std::uint32_t lo = 0; lo < 256; ++lo)
-      for (std::uint32_t hi = 0; hi < 256; ++hi) {  // every byte next to every byte: no half leaks into the other
-        const std::uint32_t word = lo | (hi << 8) | ((255 - hi) << 16) | (((lo + 91) & 255) << 24);
-        for (int sel = 0; sel < 2; ++sel) {
-          const std::uint32_t pair = kp::fp8_fnuz_decode_to_f16_pair(word, e5m2, sel);
-          for (int h = 0; h < 2; ++h) {
-            const auto byte = static_cast<std::uint8_t>(word >> (8 * (2 * sel + h)));
-            const float want = codec::fp8_to_f32(byte, t);
-            const auto bits = static_cast<std::uint16_t>(pair >> (16 * h));
-            const float got = f16_to_f32(bits);
-            if (std::isnan(want)) {
-              ASSERT_EQ(bits, 0x7e00u) << "byte " << int{byte} << (e5m2 ? " e5m2fnuz" : " e4m3fnuz");
-              nans += sel == 0 && h == 0 && hi == 0;
-            } else {
-              ASSERT_EQ(got, want * factor) << "byte " << int{byte} << (e5m2 ? " e5m2fnuz" : " e4m3fnuz");
-              ASSERT_EQ(std::signbit(got), std::signbit(want)) << "byte " << int{byte};
-            }
-          }
-        }
-      }
-    EXPECT_EQ(nans, 1) << "only 0x80 is NaN";
-  }
+  // 0x80, FNUZ's only NaN, is f16's quiet NaN; 0x7f is a number (e4m3fnuz 240).
+  EXPECT_EQ(expect_exact_for_every_byte(&kp::fp8_fnuz_decode_to_f16_pair, codec::kF8E4M3Fnuz, false, 0x1p-7f, 0x7e00),
+            1);
+  EXPECT_EQ(expect_exact_for_every_byte(&kp::fp8_fnuz_decode_to_f16_pair, codec::kF8E5M2Fnuz, true, 1.0f, 0x7e00), 1);
   EXPECT_EQ(kp::fp8_fnuz_decode_unscale(false, false), 16384.0f);
   EXPECT_EQ(kp::fp8_fnuz_decode_unscale(false, true), 128.0f);
   EXPECT_EQ(kp::fp8_fnuz_decode_unscale(true, true), 1.0f);
