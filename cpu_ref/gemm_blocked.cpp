@@ -264,6 +264,11 @@ void gemm_fp32_blocked(const GemmProblem& p, const GemmMicroKernel& kernel, cons
         const std::int64_t mc = std::min(mc_max, rows - ib);
         pack_a(packing, p.a, batch, i0 + ib, mc, k0, kc, mr, a_panels, kernel.pack_pairs);
         const std::int64_t first_panel = ib / mr, block_panels = ceil_div(mc, mr);
+        if (kernel.run_grid) {
+          kernel.run_grid(kc, a_panels, a_stride, block_panels, b_panels, b_stride, n_panels,
+                          acc + first_panel * mr * nr, mr * nr, m_panels * mr * nr);
+          continue;
+        }
         for (std::int64_t jp = 0; jp < n_panels; ++jp)
           for (std::int64_t ip = 0; ip < block_panels; ++ip)
             kernel.run(kc, a_panels + ip * a_stride, b_panels + jp * b_stride,

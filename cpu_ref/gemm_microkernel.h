@@ -71,6 +71,16 @@ using GemmStreamBFn = void (*)(std::int64_t kc, const float* a, std::int64_t a_s
                                const void* b, DType b_dtype, std::int64_t ldb, std::int64_t panels, float* acc,
                                std::int64_t acc_m_panels);
 
+// `run` over a grid of tiles, in this order: for jp < n_panels, for ip <
+// m_panels, run(kc, a + ip * a_stride, b + jp * b_stride, acc + jp * acc_jp +
+// ip * acc_ip) (strides in 32-bit words, acc's in floats). The same bits as
+// those calls; a kernel gives it to overlap one tile's accumulator stores with
+// the next tile's work (AMX: the stores cost up to a third of a call,
+// bench/probes/amx_tile_costs.cpp).
+using GemmRunGridFn = void (*)(std::int64_t kc, const float* a, std::int64_t a_stride, std::int64_t m_panels,
+                               const float* b, std::int64_t b_stride, std::int64_t n_panels, float* acc,
+                               std::int64_t acc_ip, std::int64_t acc_jp);
+
 struct GemmMatrix;
 // The bf16_pairs packing of one operand block (pack_pair_panels in
 // gemm_pack.h, same arguments), vectorised for a kernel's ISA: the same words.
@@ -98,6 +108,7 @@ struct GemmMicroKernel {
   // caller of `run` outside the driver brackets its calls the same way.
   void (*begin_task)() = nullptr;
   void (*end_task)() = nullptr;
+  GemmRunGridFn run_grid = nullptr;  // null: the driver calls `run` tile by tile
 
   // K blocks start at multiples of this (2 keeps bf16 pairs aligned to the
   // whole K, 32 AMX's blocks).
