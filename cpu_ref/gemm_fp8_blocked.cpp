@@ -142,9 +142,11 @@ void gemm_fp8_blocked(std::span<const Fp8GemmProblem> problems, const Fp8BlockKe
   const Fp8Table ta = fp8_table(first.a.dtype), tb = fp8_table(first.b.dtype);
   // One column block when N fits (it starts at 0), else NC-wide blocks from 0.
   const std::int64_t nc = n <= kNc ? n : kNc, n_blocks = ceil_div(n, nc);
-  // Rows split as the bf16 GEMM splits them: until every thread has a task,
-  // then towards two per thread but not below kMinRowsPerTask, and never over
-  // kMaxRowsPerTask. The split changes which task computes an element, never how.
+  // Rows split as the bf16 GEMM's wide split does: until every thread has a
+  // task, then towards two per thread but not below kMinRowsPerTask, and never
+  // over kMaxRowsPerTask (the bf16 GEMM's halving of NC, which pays where its
+  // AMX kernel makes packing a large share, is not taken here). The split
+  // changes which task computes an element, never how.
   const std::int64_t threads = tbb::this_task_arena::max_concurrency();
   std::vector<Fp8Task> tasks;
   for (std::size_t g = 0; g < problems.size(); ++g) {
