@@ -63,33 +63,6 @@ void begin_amx_task() {
 
 void end_amx_task() { _tile_release(); }
 
-void microkernel_amx(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
-  const auto* a = static_cast<const std::uint16_t*>(a_panel);
-  const auto* b = static_cast<const std::uint32_t*>(b_panel);
-  const std::int64_t blocks = amx_blocks(kc);
-  constexpr long kAccRow = kNr * sizeof(float), kARow = kBlockK * 2, kBRow = kNr * 4;
-  _tile_loadd(0, acc, kAccRow);
-  _tile_loadd(1, acc + 16, kAccRow);
-  _tile_loadd(2, acc + 16 * kNr, kAccRow);
-  _tile_loadd(3, acc + 16 * kNr + 16, kAccRow);
-  for (std::int64_t kb = 0; kb < blocks; ++kb) {
-    const std::uint16_t* ab = a + kb * kMr * kBlockK;
-    const std::uint32_t* bb = b + kb * (kBlockK / 2) * kNr;
-    _tile_loadd(4, ab, kARow);
-    _tile_loadd(5, ab + 16 * kBlockK, kARow);
-    _tile_loadd(6, bb, kBRow);
-    _tile_loadd(7, bb + 16, kBRow);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, acc, kAccRow);
-  _tile_stored(1, acc + 16, kAccRow);
-  _tile_stored(2, acc + 16 * kNr, kAccRow);
-  _tile_stored(3, acc + 16 * kNr + 16, kAccRow);
-}
-
 // One 32-k block of the four accumulator tiles.
 inline void amx_block(const std::uint16_t* ab, const std::uint32_t* bb) {
   constexpr long kARow = kBlockK * 2, kBRow = kNr * 4;
@@ -101,6 +74,27 @@ inline void amx_block(const std::uint16_t* ab, const std::uint32_t* bb) {
   _tile_dpbf16ps(1, 4, 7);
   _tile_dpbf16ps(2, 5, 6);
   _tile_dpbf16ps(3, 5, 7);
+}
+
+inline void load_acc_tiles(const float* c) {
+  constexpr long kAccRow = kNr * sizeof(float);
+  _tile_loadd(0, c, kAccRow);
+  _tile_loadd(1, c + 16, kAccRow);
+  _tile_loadd(2, c + 16 * kNr, kAccRow);
+  _tile_loadd(3, c + 16 * kNr + 16, kAccRow);
+}
+
+void microkernel_amx(std::int64_t kc, const void* a_panel, const void* b_panel, float* acc) {
+  const auto* a = static_cast<const std::uint16_t*>(a_panel);
+  const auto* b = static_cast<const std::uint32_t*>(b_panel);
+  const std::int64_t blocks = amx_blocks(kc);
+  constexpr long kAccRow = kNr * sizeof(float);
+  load_acc_tiles(acc);
+  for (std::int64_t kb = 0; kb < blocks; ++kb) amx_block(a + kb * kMr * kBlockK, b + kb * (kBlockK / 2) * kNr);
+  _tile_stored(0, acc, kAccRow);
+  _tile_stored(1, acc + 16, kAccRow);
+  _tile_stored(2, acc + 16 * kNr, kAccRow);
+  _tile_stored(3, acc + 16 * kNr + 16, kAccRow);
 }
 
 // GemmRunGridFn: microkernel_amx's tiles in the grid's order, software
@@ -117,10 +111,7 @@ void microkernel_amx_grid(std::int64_t kc, const float* a_words, std::int64_t a_
   if (tiles == 0) return;
   auto acc_of = [&](std::int64_t t) { return acc + (t / m_panels) * acc_jp + (t % m_panels) * acc_ip; };
   float* c = acc_of(0);
-  _tile_loadd(0, c, kAccRow);
-  _tile_loadd(1, c + 16, kAccRow);
-  _tile_loadd(2, c + 16 * kNr, kAccRow);
-  _tile_loadd(3, c + 16 * kNr + 16, kAccRow);
+  load_acc_tiles(c);
   for (std::int64_t t = 0; t < tiles; ++t) {
     const auto* a = reinterpret_cast<const std::uint16_t*>(a_words + (t % m_panels) * a_stride);
     const auto* b = reinterpret_cast<const std::uint32_t*>(b_words + (t / m_panels) * b_stride);
