@@ -36,16 +36,14 @@ std::string partition_text(const PartitionSupport& p) {
 std::string device_json(const DeviceInfo& d) {
   std::string features;
   for (const std::string& f : d.features) features += (features.empty() ? "" : ", ") + io::json_string(f);
-  std::string kernels;
-  for (const auto& [op, kernel] : d.kernels)
-    kernels += (kernels.empty() ? "" : ", ") + io::json_string(op) + ": " + io::json_string(kernel);
   return fmt::format(
       "    {{\"name\": {}, \"backend\": {}, \"index\": {}, \"model\": {}, \"arch\": {}, \"compute_units\": {}, "
       "\"memory_bytes\": {}, \"warp_size\": {}, \"l2_bytes\": {}, \"clock_mhz\": {}, \"peak_fp32_tflops\": {}, "
-      "\"peak_bf16_tflops\": {}, \"peak_bandwidth_gbps\": {}, \"features\": [{}], \"kernels\": {{{}}}}}",
+      "\"peak_bf16_tflops\": {}, \"peak_bandwidth_gbps\": {}, \"features\": [{}], \"kernels\": {}}}",
       io::json_string(d.name), io::json_string(d.backend), d.index, io::json_string(d.model), io::json_string(d.arch),
       d.compute_units, d.memory_bytes, d.warp_size, d.l2_bytes, d.clock_mhz, io::json_number(d.peak_fp32_tflops),
-      io::json_number(d.peak_bf16_tflops), io::json_number(d.peak_bandwidth_gbps), features, kernels);
+      io::json_number(d.peak_bf16_tflops), io::json_number(d.peak_bandwidth_gbps), features,
+      io::json_string_object(d.kernels));
 }
 
 void print_json() {

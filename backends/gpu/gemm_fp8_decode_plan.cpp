@@ -83,23 +83,22 @@ kp::GemmFp8DecodeParams fp8_decode_params(const kp::GemmFp8Params& p, const Fp8D
 
 const char* fp8_decode_kernel_name(const kp::GemmFp8Params& p, const Fp8DecodePlan& plan, bool hip) {
   if (hip) {
-    // [a is e5m2][b is e5m2][log2 m_tiles]
-    static constexpr const char* kHip[2][2][3] = {
-        {{"gemm_fp8_decode_e4m3_e4m3_m16", "gemm_fp8_decode_e4m3_e4m3_m32", "gemm_fp8_decode_e4m3_e4m3_m64"},
-         {"gemm_fp8_decode_e4m3_e5m2_m16", "gemm_fp8_decode_e4m3_e5m2_m32", "gemm_fp8_decode_e4m3_e5m2_m64"}},
-        {{"gemm_fp8_decode_e5m2_e4m3_m16", "gemm_fp8_decode_e5m2_e4m3_m32", "gemm_fp8_decode_e5m2_e4m3_m64"},
-         {"gemm_fp8_decode_e5m2_e5m2_m16", "gemm_fp8_decode_e5m2_e5m2_m32", "gemm_fp8_decode_e5m2_e5m2_m64"}}};
-    static constexpr const char* kHipFnuz[2][2][3] = {
-        {{"gemm_fp8_decode_fnuz_e4m3_e4m3_m16", "gemm_fp8_decode_fnuz_e4m3_e4m3_m32",
-          "gemm_fp8_decode_fnuz_e4m3_e4m3_m64"},
-         {"gemm_fp8_decode_fnuz_e4m3_e5m2_m16", "gemm_fp8_decode_fnuz_e4m3_e5m2_m32",
-          "gemm_fp8_decode_fnuz_e4m3_e5m2_m64"}},
-        {{"gemm_fp8_decode_fnuz_e5m2_e4m3_m16", "gemm_fp8_decode_fnuz_e5m2_e4m3_m32",
-          "gemm_fp8_decode_fnuz_e5m2_e4m3_m64"},
-         {"gemm_fp8_decode_fnuz_e5m2_e5m2_m16", "gemm_fp8_decode_fnuz_e5m2_e5m2_m32",
-          "gemm_fp8_decode_fnuz_e5m2_e5m2_m64"}}};
+    // [FNUZ][a is e5m2][b is e5m2][log2 m_tiles]
+    static constexpr const char* kHip[2][2][2][3] = {
+        {{{"gemm_fp8_decode_e4m3_e4m3_m16", "gemm_fp8_decode_e4m3_e4m3_m32", "gemm_fp8_decode_e4m3_e4m3_m64"},
+          {"gemm_fp8_decode_e4m3_e5m2_m16", "gemm_fp8_decode_e4m3_e5m2_m32", "gemm_fp8_decode_e4m3_e5m2_m64"}},
+         {{"gemm_fp8_decode_e5m2_e4m3_m16", "gemm_fp8_decode_e5m2_e4m3_m32", "gemm_fp8_decode_e5m2_e4m3_m64"},
+          {"gemm_fp8_decode_e5m2_e5m2_m16", "gemm_fp8_decode_e5m2_e5m2_m32", "gemm_fp8_decode_e5m2_e5m2_m64"}}},
+        {{{"gemm_fp8_decode_fnuz_e4m3_e4m3_m16", "gemm_fp8_decode_fnuz_e4m3_e4m3_m32",
+           "gemm_fp8_decode_fnuz_e4m3_e4m3_m64"},
+          {"gemm_fp8_decode_fnuz_e4m3_e5m2_m16", "gemm_fp8_decode_fnuz_e4m3_e5m2_m32",
+           "gemm_fp8_decode_fnuz_e4m3_e5m2_m64"}},
+         {{"gemm_fp8_decode_fnuz_e5m2_e4m3_m16", "gemm_fp8_decode_fnuz_e5m2_e4m3_m32",
+           "gemm_fp8_decode_fnuz_e5m2_e4m3_m64"},
+          {"gemm_fp8_decode_fnuz_e5m2_e5m2_m16", "gemm_fp8_decode_fnuz_e5m2_e5m2_m32",
+           "gemm_fp8_decode_fnuz_e5m2_e5m2_m64"}}}};
     const int v = plan.m_tiles <= 1 ? 0 : plan.m_tiles == 2 ? 1 : 2;
-    return (is_fnuz(p.a_type) ? kHipFnuz : kHip)[is_e5m2(p.a_type)][is_e5m2(p.b_type)][v];
+    return kHip[is_fnuz(p.a_type)][is_e5m2(p.a_type)][is_e5m2(p.b_type)][v];
   }
   // [a is e5m2][b is e5m2][log2 m_tiles]
   static constexpr const char* kNames[2][2][4] = {

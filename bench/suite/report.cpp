@@ -49,11 +49,7 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<BenchR
              io::json_escape(info.device_name), io::json_escape(info.device_model), io::json_escape(info.device_arch),
              io::json_escape(info.vendor_status));
   fmt::print(out, "  \"commit\": \"{}\",\n  \"date\": \"{}\",\n", io::json_escape(info.commit), io::json_escape(info.date));
-  fmt::print(out, "  \"kernels\": {{");
-  for (std::size_t i = 0; i < info.kernels.size(); ++i)
-    fmt::print(out, "{}\"{}\": \"{}\"", i ? ", " : "", io::json_escape(info.kernels[i].first),
-               io::json_escape(info.kernels[i].second));
-  fmt::print(out, "}},\n");
+  fmt::print(out, "  \"kernels\": {},\n", io::json_string_object(info.kernels));
   fmt::print(out, "  \"ceilings\": {{\"copy_gbps\": {:.3f}, \"copy_source\": \"{}\", \"nominal_bf16_tflops\": {:.3f}, "
                   "\"nominal_fp32_tflops\": {:.3f}}},\n",
              info.ceilings.copy_gbps, io::json_escape(info.ceilings.copy_source), info.ceilings.nominal_bf16_tflops,

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace hal::io {
 
@@ -41,6 +43,19 @@ inline std::string json_string(std::string_view s) {
   std::string out = "\"";
   out += json_escape(s);
   out += '"';
+  return out;
+}
+
+// A JSON object of string values, in the given order: {"k": "v", ...}.
+inline std::string json_string_object(const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::string out = "{";
+  for (const auto& [key, value] : entries) {
+    if (out.size() > 1) out += ", ";
+    out += json_string(key);
+    out += ": ";
+    out += json_string(value);
+  }
+  out += '}';
   return out;
 }
 
